@@ -1,0 +1,69 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "hearth",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "hearth", targets: ["hearth"]),
+        .library(name: "HearthTesting", targets: ["HearthTesting"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CArgon2", path: "Sources/CArgon2", pkgConfig: "libargon2",
+                       providers: [.apt(["libargon2-dev"])]),
+        .target(name: "HearthCore", swiftSettings: swiftSettings),
+        .target(name: "HearthRules", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
+        .target(name: "HearthStore", dependencies: [
+            "HearthCore", "CSQLite",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "HearthAuth", dependencies: [
+            "HearthCore", "CArgon2",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "HearthEngine", dependencies: [
+            "HearthCore", "HearthRules", "HearthStore", "HearthAuth",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "HearthServer", dependencies: [
+            "HearthEngine",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "HearthTesting", dependencies: [
+            "HearthServer",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+        ], swiftSettings: swiftSettings),
+        .executableTarget(name: "hearth", dependencies: [
+            "HearthServer",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthServerTests", dependencies: ["HearthTesting"], swiftSettings: swiftSettings),
+    ]
+)

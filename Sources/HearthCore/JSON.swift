@@ -1,0 +1,392 @@
+/// A parsed JSON text. Keeps integers and doubles apart (`3` vs `3.0`) and object keys in order,
+/// which `Value`'s wire encoding needs and Foundation's parser does not give.
+public enum JSON: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    /// A number written without fraction or exponent.
+    case int(Int64)
+    /// A number written with a fraction or exponent.
+    case double(Double)
+    case string(String)
+    case array([JSON])
+    /// An object; keys are unique and in document order.
+    case object([(String, JSON)])
+
+    public static func == (a: JSON, b: JSON) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.bool(let x), .bool(let y)): return x == y
+        case (.int(let x), .int(let y)): return x == y
+        case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern
+        case (.string(let x), .string(let y)): return x == y
+        case (.array(let x), .array(let y)): return x == y
+        case (.object(let x), .object(let y)):
+            return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    /// The object's value for a key, or nil.
+    public subscript(key: String) -> JSON? {
+        guard case .object(let pairs) = self else { return nil }
+        return pairs.first { $0.0 == key }?.1
+    }
+
+    /// The JSON type's name, for error messages.
+    public var kind: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .int, .double: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
+    /// The string, or nil for other kinds.
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
+    /// Parses UTF-8 JSON text; the whole input must be one value.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(HearthError) -> JSON {
+        let array = Array(bytes)
+        do {
+            return try array.withUnsafeBufferPointer { buffer throws(JSONParser.Failure) in
+                var parser = JSONParser(buffer)
+                return try parser.parseDocument()
+            }
+        } catch {
+            throw .invalidArgument("malformed JSON at byte \(error.offset): \(error.reason)")
+        }
+    }
+
+    /// Parses JSON text.
+    public static func parse(_ text: String) throws(HearthError) -> JSON {
+        try parse(Array(text.utf8))
+    }
+
+    /// Serializes compactly; object keys keep their order.
+    public func serialized() -> [UInt8] {
+        var w = JSONWriter()
+        w.write(self)
+        return w.bytes
+    }
+
+    /// Serializes compactly, as a string.
+    public var text: String { String(decoding: serialized(), as: UTF8.self) }
+}
+
+/// A byte-level JSON parser with a depth limit and exact UTF-8 validation.
+struct JSONParser {
+    struct Failure: Error {
+        let offset: Int
+        let reason: String
+    }
+
+    let b: UnsafeBufferPointer<UInt8>
+    var i = 0
+    var depth = 0
+
+    init(_ buffer: UnsafeBufferPointer<UInt8>) { self.b = buffer }
+
+    func fail(_ reason: String) -> Failure { Failure(offset: i, reason: reason) }
+
+    mutating func parseDocument() throws(Failure) -> JSON {
+        skipSpace()
+        let value = try parseValue()
+        skipSpace()
+        guard i == b.count else { throw fail("unexpected data after the value") }
+        return value
+    }
+
+    @inline(__always)
+    mutating func skipSpace() {
+        while i < b.count {
+            let c = b[i]
+            if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { i += 1 } else { return }
+        }
+    }
+
+    mutating func parseValue() throws(Failure) -> JSON {
+        guard i < b.count else { throw fail("unexpected end of input") }
+        switch b[i] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw fail("unexpected character '\(printable(b[i]))'")
+        }
+    }
+
+    func printable(_ c: UInt8) -> String {
+        c >= 0x20 && c < 0x7F ? String(UnicodeScalar(c)) : "\\x" + String(c, radix: 16)
+    }
+
+    mutating func literal(_ word: StaticString) throws(Failure) {
+        let n = word.utf8CodeUnitCount
+        guard i + n <= b.count else { throw fail("unexpected end of input") }
+        let p = word.utf8Start
+        for k in 0..<n where b[i + k] != p[k] { throw fail("invalid literal") }
+        i += n
+    }
+
+    mutating func enter() throws(Failure) {
+        depth += 1
+        if depth > Limits.maxJSONDepth { throw fail("nesting deeper than \(Limits.maxJSONDepth) levels") }
+    }
+
+    mutating func parseObject() throws(Failure) -> JSON {
+        try enter()
+        i += 1
+        var pairs: [(String, JSON)] = []
+        var seen = Set<String>()
+        skipSpace()
+        if i < b.count, b[i] == UInt8(ascii: "}") {
+            i += 1
+            depth -= 1
+            return .object(pairs)
+        }
+        while true {
+            skipSpace()
+            guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let keyStart = i
+            let key = try parseString()
+            guard seen.insert(key).inserted else { throw Failure(offset: keyStart, reason: "duplicate key \"\(key)\"") }
+            skipSpace()
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            i += 1
+            skipSpace()
+            pairs.append((key, try parseValue()))
+            skipSpace()
+            guard i < b.count else { throw fail("unexpected end of input in an object") }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            if b[i] == UInt8(ascii: "}") { i += 1; break }
+            throw fail("expected ',' or '}'")
+        }
+        depth -= 1
+        return .object(pairs)
+    }
+
+    mutating func parseArray() throws(Failure) -> JSON {
+        try enter()
+        i += 1
+        var items: [JSON] = []
+        skipSpace()
+        if i < b.count, b[i] == UInt8(ascii: "]") {
+            i += 1
+            depth -= 1
+            return .array(items)
+        }
+        while true {
+            skipSpace()
+            items.append(try parseValue())
+            skipSpace()
+            guard i < b.count else { throw fail("unexpected end of input in an array") }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            if b[i] == UInt8(ascii: "]") { i += 1; break }
+            throw fail("expected ',' or ']'")
+        }
+        depth -= 1
+        return .array(items)
+    }
+
+    mutating func parseNumber() throws(Failure) -> JSON {
+        let start = i
+        if b[i] == UInt8(ascii: "-") { i += 1 }
+        guard i < b.count, isDigit(b[i]) else { throw fail("invalid number") }
+        if b[i] == UInt8(ascii: "0") {
+            i += 1
+            if i < b.count, isDigit(b[i]) { throw fail("numbers may not have leading zeros") }
+        } else {
+            while i < b.count, isDigit(b[i]) { i += 1 }
+        }
+        var isInteger = true
+        if i < b.count, b[i] == UInt8(ascii: ".") {
+            isInteger = false
+            i += 1
+            guard i < b.count, isDigit(b[i]) else { throw fail("expected a digit after '.'") }
+            while i < b.count, isDigit(b[i]) { i += 1 }
+        }
+        if i < b.count, b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E") {
+            isInteger = false
+            i += 1
+            if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") { i += 1 }
+            guard i < b.count, isDigit(b[i]) else { throw fail("expected a digit in the exponent") }
+            while i < b.count, isDigit(b[i]) { i += 1 }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
+        if isInteger {
+            guard let v = Int64(text) else {
+                throw Failure(offset: start, reason: "integer \(text) is outside the 64-bit range")
+            }
+            return .int(v)
+        }
+        guard let d = Double(text), d.isFinite else {
+            throw Failure(offset: start, reason: "number \(text) is outside the range of a double")
+        }
+        return .double(d)
+    }
+
+    @inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
+
+    mutating func parseString() throws(Failure) -> String {
+        i += 1
+        let start = i
+        // Fast path: no escapes and ASCII or valid UTF-8.
+        var hasEscape = false
+        var hasHigh = false
+        while i < b.count {
+            let c = b[i]
+            if c == UInt8(ascii: "\"") { break }
+            if c == UInt8(ascii: "\\") { hasEscape = true; break }
+            if c < 0x20 { throw fail("control character in a string") }
+            if c >= 0x80 { hasHigh = true }
+            i += 1
+        }
+        guard i < b.count else { throw fail("unterminated string") }
+        if !hasEscape {
+            let slice = UnsafeBufferPointer(rebasing: b[start..<i])
+            i += 1
+            if hasHigh {
+                guard let s = String(validating: slice, as: UTF8.self) else {
+                    throw Failure(offset: start, reason: "string is not valid UTF-8")
+                }
+                return s
+            }
+            return String(decoding: slice, as: UTF8.self)
+        }
+        var out = Array(UnsafeBufferPointer(rebasing: b[start..<i]))
+        while i < b.count {
+            let c = b[i]
+            if c == UInt8(ascii: "\"") {
+                i += 1
+                guard let s = String(validating: out, as: UTF8.self) else {
+                    throw Failure(offset: start, reason: "string is not valid UTF-8")
+                }
+                return s
+            }
+            if c < 0x20 { throw fail("control character in a string") }
+            if c != UInt8(ascii: "\\") {
+                out.append(c)
+                i += 1
+                continue
+            }
+            i += 1
+            guard i < b.count else { throw fail("unterminated escape") }
+            let e = b[i]
+            i += 1
+            switch e {
+            case UInt8(ascii: "\""): out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5C)
+            case UInt8(ascii: "/"): out.append(0x2F)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard i + 1 < b.count, b[i] == UInt8(ascii: "\\"), b[i + 1] == UInt8(ascii: "u") else {
+                        throw fail("unpaired surrogate in \\u escape")
+                    }
+                    i += 2
+                    let low = try hex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw fail("unpaired surrogate in \\u escape") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    throw fail("unpaired surrogate in \\u escape")
+                }
+                out.append(contentsOf: Array(String(UnicodeScalar(scalar)!).utf8))
+            default:
+                throw fail("invalid escape '\\\(printable(e))'")
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    mutating func hex4() throws(Failure) -> UInt32 {
+        guard i + 4 <= b.count else { throw fail("truncated \\u escape") }
+        var v: UInt32 = 0
+        for k in 0..<4 {
+            guard let h = hexValue(b[i + k]) else { throw fail("invalid \\u escape") }
+            v = v << 4 | UInt32(h)
+        }
+        i += 4
+        return v
+    }
+}
+
+/// Appends compact JSON to a byte buffer.
+public struct JSONWriter {
+    /// The bytes written so far.
+    public var bytes: [UInt8] = []
+
+    /// Makes an empty writer.
+    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    /// Writes a JSON value.
+    public mutating func write(_ json: JSON) {
+        switch json {
+        case .null: raw("null")
+        case .bool(let v): raw(v ? "true" : "false")
+        case .int(let v): raw(String(v))
+        case .double(let v): writeDouble(v)
+        case .string(let s): string(s)
+        case .array(let items):
+            bytes.append(UInt8(ascii: "["))
+            for (k, item) in items.enumerated() {
+                if k > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(item)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let pairs):
+            bytes.append(UInt8(ascii: "{"))
+            for (k, (key, value)) in pairs.enumerated() {
+                if k > 0 { bytes.append(UInt8(ascii: ",")) }
+                string(key)
+                bytes.append(UInt8(ascii: ":"))
+                write(value)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Writes a finite double so that it reads back as a double (always a fraction or an exponent).
+    public mutating func writeDouble(_ v: Double) {
+        var text = v.description
+        if !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) { text += ".0" }
+        raw(text)
+    }
+
+    /// Writes text as is.
+    public mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    /// Writes bytes as is (already-encoded JSON).
+    public mutating func raw(_ data: [UInt8]) { bytes.append(contentsOf: data) }
+
+    /// Writes a quoted, escaped string.
+    public mutating func string(_ s: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for c in s.utf8 {
+            switch c {
+            case 0x22: bytes.append(0x5C); bytes.append(0x22)
+            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
+            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 15)]])
+            default: bytes.append(c)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,21 @@
+/// Firestore's limits, in one place.
+public enum Limits {
+    /// Largest document, in Firestore's storage-size accounting (bytes).
+    public static let maxDocumentSize = 1_048_576
+    /// Deepest nesting of maps and arrays within a document.
+    public static let maxDepth = 20
+    /// Longest field path, in UTF-8 bytes.
+    public static let maxFieldPathBytes = 1_500
+    /// Longest document or collection id, in UTF-8 bytes.
+    public static let maxIDBytes = 1_500
+    /// Largest request body, in bytes.
+    public static let maxRequestBody = 10 * 1_048_576
+    /// Most writes in one commit.
+    public static let maxWritesPerCommit = 500
+    /// Deepest JSON nesting the parser accepts before refusing (guards the stack against hostile input).
+    public static let maxJSONDepth = 64
+    /// Largest page a collection listing returns.
+    public static let maxPageSize = 1_000
+    /// Page size when a listing names none.
+    public static let defaultPageSize = 100
+}

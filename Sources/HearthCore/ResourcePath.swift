@@ -1,0 +1,147 @@
+/// Checks one collection or document id against Firestore's rules: 1 to 1,500 UTF-8 bytes, no `/`,
+/// not `.` or `..`, not `__.*__`.
+public func validateID(_ id: String, kind: String = "id") throws(HearthError) {
+    let n = id.utf8.count
+    if n == 0 { throw .invalidArgument("empty \(kind): paths may not have empty segments") }
+    if n > Limits.maxIDBytes { throw .invalidArgument("\(kind) is \(n) bytes long; the limit is \(Limits.maxIDBytes)") }
+    if id.utf8.contains(UInt8(ascii: "/")) { throw .invalidArgument("\(kind) '\(id)' contains '/'") }
+    if id == "." || id == ".." { throw .invalidArgument("\(kind) may not be '\(id)'") }
+    if n >= 4, id.hasPrefix("__"), id.hasSuffix("__") {
+        throw .invalidArgument("\(kind) '\(id)' is reserved: ids matching __.*__ are not allowed")
+    }
+}
+
+/// Splits a slash-separated path into validated segments. Percent-decodes each segment when asked (URL paths).
+public func parsePathSegments(_ raw: String, percentDecoded: Bool = false) throws(HearthError) -> [String] {
+    var text = Substring(raw)
+    while text.hasPrefix("/") { text = text.dropFirst() }
+    if text.isEmpty { throw .invalidArgument("empty path") }
+    var segments: [String] = []
+    for part in text.split(separator: "/", omittingEmptySubsequences: false) {
+        let segment: String
+        if percentDecoded {
+            guard let decoded = percentDecode(part) else {
+                throw .invalidArgument("path segment '\(part)' is not valid percent-encoded UTF-8")
+            }
+            segment = decoded
+        } else {
+            segment = String(part)
+        }
+        try validateID(segment, kind: "path segment")
+        segments.append(segment)
+    }
+    return segments
+}
+
+/// Decodes `%XX` escapes; nil on a bad escape or invalid UTF-8.
+public func percentDecode(_ s: Substring) -> String? {
+    if !s.utf8.contains(UInt8(ascii: "%")) { return String(s) }
+    var out: [UInt8] = []
+    out.reserveCapacity(s.utf8.count)
+    var it = Array(s.utf8)[...]
+    while let c = it.popFirst() {
+        if c == UInt8(ascii: "%") {
+            guard let h = it.popFirst(), let l = it.popFirst(), let hv = hexValue(h), let lv = hexValue(l) else { return nil }
+            out.append(hv << 4 | lv)
+        } else {
+            out.append(c)
+        }
+    }
+    return String(validating: out, as: UTF8.self)
+}
+
+@inline(__always)
+func hexValue(_ c: UInt8) -> UInt8? {
+    switch c {
+    case 48...57: return c - 48
+    case 65...70: return c - 55
+    case 97...102: return c - 87
+    default: return nil
+    }
+}
+
+/// The path of a document: an even, non-zero number of segments (`users/alice`, `a/b/c/d`).
+public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The path's segments, alternating collection and document ids.
+    public let segments: [String]
+
+    /// Makes a path from already-validated segments.
+    public init(uncheckedSegments segments: [String]) { self.segments = segments }
+
+    /// Parses and validates a document path.
+    public init(_ raw: String, percentDecoded: Bool = false) throws(HearthError) {
+        let segments = try parsePathSegments(raw, percentDecoded: percentDecoded)
+        guard segments.count % 2 == 0 else {
+            throw .invalidArgument("'\(raw)' is a collection path; a document path has an even number of segments")
+        }
+        self.segments = segments
+    }
+
+    /// The document's id (its last segment).
+    public var id: String { segments[segments.count - 1] }
+    /// The collection that holds the document.
+    public var parent: CollectionPath { CollectionPath(uncheckedSegments: Array(segments.dropLast())) }
+    /// The id of the collection that holds the document.
+    public var collectionID: String { segments[segments.count - 2] }
+    /// The path as text, `users/alice`.
+    public var description: String { segments.joined(separator: "/") }
+    /// The path of a subcollection of this document.
+    public func collection(_ id: String) -> CollectionPath { CollectionPath(uncheckedSegments: segments + [id]) }
+
+    /// Segment-by-segment order (Firestore's reference and `__name__` order). Returns -1, 0 or 1.
+    public func compare(_ other: DocumentPath) -> Int {
+        for (a, b) in zip(segments, other.segments) {
+            let c = compareUTF8(a, b)
+            if c != 0 { return c }
+        }
+        return segments.count == other.segments.count ? 0 : (segments.count < other.segments.count ? -1 : 1)
+    }
+
+    public static func < (a: DocumentPath, b: DocumentPath) -> Bool { a.compare(b) < 0 }
+}
+
+/// The path of a collection: an odd number of segments (`users`, `users/alice/posts`).
+public struct CollectionPath: Sendable, Hashable, CustomStringConvertible {
+    /// The path's segments.
+    public let segments: [String]
+
+    /// Makes a path from already-validated segments.
+    public init(uncheckedSegments segments: [String]) { self.segments = segments }
+
+    /// Parses and validates a collection path.
+    public init(_ raw: String, percentDecoded: Bool = false) throws(HearthError) {
+        let segments = try parsePathSegments(raw, percentDecoded: percentDecoded)
+        guard segments.count % 2 == 1 else {
+            throw .invalidArgument("'\(raw)' is a document path; a collection path has an odd number of segments")
+        }
+        self.segments = segments
+    }
+
+    /// The collection's id (its last segment).
+    public var id: String { segments[segments.count - 1] }
+    /// The document that holds this collection, or nil at the root.
+    public var parentDocument: DocumentPath? {
+        segments.count > 1 ? DocumentPath(uncheckedSegments: Array(segments.dropLast())) : nil
+    }
+    /// The path as text, `users/alice/posts`.
+    public var description: String { segments.joined(separator: "/") }
+    /// The path of a document in this collection; the id is validated.
+    public func document(_ id: String) throws(HearthError) -> DocumentPath {
+        try validateID(id, kind: "document id")
+        return DocumentPath(uncheckedSegments: segments + [id])
+    }
+}
+
+/// Firestore-style auto ids: 20 characters from `[A-Za-z0-9]`, drawn from the system CSPRNG.
+public func makeAutoID() -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+    var rng = SystemRandomNumberGenerator()
+    var out = [UInt8]()
+    out.reserveCapacity(20)
+    while out.count < 20 {
+        // 62 * 4 = 248: reject bytes >= 248 so every character is equally likely.
+        let byte = UInt8.random(in: 0...255, using: &rng)
+        if byte < 248 { out.append(alphabet[Int(byte % 62)]) }
+    }
+    return String(decoding: out, as: UTF8.self)
+}
