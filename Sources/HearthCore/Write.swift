@@ -105,7 +105,9 @@ extension Write {
         case .exists(false)?:
             if existing != nil { throw .alreadyExists("document \(path) already exists") }
         case .updateTime(let t)?:
-            guard let existing else { throw .notFound("no document to \(verb) at \(path)") }
+            guard let existing else {
+                throw .failedPrecondition("document \(path) does not exist, so it cannot have update time \(t)")
+            }
             if existing.updateTime != t {
                 throw .failedPrecondition(
                     "document \(path) was updated at \(existing.updateTime), not at \(t) as the precondition requires")

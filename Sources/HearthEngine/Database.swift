@@ -1,0 +1,192 @@
+import HearthCore
+import HearthStore
+import Logging
+
+/// The database as users see it: reads, listings, commits and transactions, each on behalf of an identity.
+/// Knows no HTTP.
+public final class Database: Sendable {
+    /// Engine settings.
+    public struct Configuration: Sendable {
+        /// Transaction lifetimes and bounds.
+        public var transactions = TransactionRegistry.Configuration()
+        /// Makes the default configuration.
+        public init() {}
+    }
+
+    /// The storage underneath.
+    public let store: Store
+    /// Open transactions.
+    public let transactions: TransactionRegistry
+    let logger: Logger
+
+    /// Opens the engine over a store.
+    public init(store: Store, configuration: Configuration = .init(), transactions: TransactionRegistry? = nil,
+                logger: Logger = Logger(label: "hearth.engine")) {
+        self.store = store
+        self.transactions = transactions ?? TransactionRegistry(configuration: configuration.transactions)
+        self.logger = logger
+    }
+
+    // MARK: Reads
+
+    /// Reads a document; nil when missing. Under a transaction, records the version read.
+    public func get(_ path: DocumentPath, as identity: Identity, transaction: String? = nil) async throws -> StoredDocument? {
+        if let transaction { try transactions.touch(transaction, identity: identity) }
+        let doc = try await store.read { try $0.document(at: path) }
+        try authorize(identity, "get", path.description)
+        if let transaction {
+            try transactions.recordRead(transaction, identity: identity, path: path, version: doc?.updateTime)
+        }
+        return doc
+    }
+
+    /// One page of a collection's documents in id order.
+    public func list(_ collection: CollectionPath, pageSize: Int, pageToken: String?, as identity: Identity,
+                     transaction: String? = nil) async throws -> ListPage {
+        if let transaction { try transactions.touch(transaction, identity: identity) }
+        try authorize(identity, "list", collection.description)
+        let after = try pageToken.map(ListPage.decodeToken)
+        let size = pageSize
+        let docs = try await store.read { try $0.documents(in: collection, after: after, limit: size + 1) }
+        let page = Array(docs.prefix(size))
+        if let transaction {
+            for doc in page {
+                try transactions.recordRead(transaction, identity: identity, path: doc.path, version: doc.updateTime)
+            }
+        }
+        let next = docs.count > size ? page.last.map { ListPage.encodeToken($0.path.id) } : nil
+        return ListPage(documents: page, nextPageToken: next)
+    }
+
+    /// The ids of the subcollections under a document, or of the root collections.
+    public func collectionIDs(under parent: DocumentPath?, as identity: Identity) async throws -> [String] {
+        try authorize(identity, "list", parent?.description ?? "/")
+        return try await store.read { try $0.collectionIDs(under: parent) }
+    }
+
+    // MARK: Writes
+
+    /// Applies writes atomically, in order; ends the transaction when one is named.
+    public func commit(_ request: CommitRequest, as identity: Identity) async throws -> CommitResult {
+        for write in request.writes { try authorize(identity, write.verb, write.path.description) }
+        let reads = try request.transaction.map { id throws(HearthError) in try transactions.finish(id, identity: identity) }
+        let writes = request.writes
+        return try await store.write { context in
+            let commitTime = context.nextCommitTime()
+            if let reads {
+                for (path, version) in reads {
+                    let current = try context.reader.document(at: path)?.updateTime
+                    if current != version {
+                        throw HearthError.aborted(
+                            "transaction aborted: document \(path) changed after it was read; retry the transaction")
+                    }
+                }
+            }
+            return try Self.apply(writes, commitTime: commitTime, in: context)
+        }
+    }
+
+    /// Deletes a document and every document below it, in one commit.
+    public func deleteRecursive(_ path: DocumentPath, as identity: Identity) async throws -> CommitResult {
+        try authorize(identity, "delete", path.description)
+        return try await store.write { context in
+            let commitTime = context.nextCommitTime()
+            var writes = [Write(kind: .delete, path: path)]
+            for descendant in try context.reader.descendantPaths(of: path) {
+                writes.append(Write(kind: .delete, path: descendant))
+            }
+            return try Self.apply(writes, commitTime: commitTime, in: context)
+        }
+    }
+
+    /// Opens an optimistic transaction.
+    public func beginTransaction(as identity: Identity) throws -> String {
+        try transactions.begin(identity: identity)
+    }
+
+    /// Ends a transaction without writing.
+    public func rollback(_ id: String, as identity: Identity) throws {
+        try transactions.rollback(id, identity: identity)
+    }
+
+    /// Applies writes inside the writer's transaction; several writes to one document collapse into one
+    /// stored change.
+    static func apply(_ writes: [Write], commitTime: Timestamp, in context: WriteContext) throws -> CommitResult {
+        var state: [DocumentPath: (Document, StoredDocument)?] = [:]
+        var order: [DocumentPath] = []
+        var results: [WriteResult] = []
+        results.reserveCapacity(writes.count)
+        for write in writes {
+            let existing: Document?
+            if let cached = state[write.path] {
+                existing = cached?.0
+            } else {
+                existing = try context.reader.document(at: write.path)?.decoded()
+            }
+            let (outcome, transformResults) = try write.apply(to: existing, commitTime: commitTime)
+            switch outcome {
+            case .unchanged(let doc):
+                results.append(WriteResult(updateTime: doc?.updateTime, transformResults: transformResults,
+                                           document: doc.map(StoredDocument.init)))
+            case .put(let doc):
+                if state[write.path] == nil { order.append(write.path) }
+                let stored = StoredDocument(doc)
+                state[write.path] = .some((doc, stored))
+                results.append(WriteResult(updateTime: commitTime, transformResults: transformResults, document: stored))
+            case .deleted:
+                if state[write.path] == nil { order.append(write.path) }
+                state[write.path] = .some(nil)
+                results.append(WriteResult(updateTime: nil, transformResults: [], document: nil))
+            }
+        }
+        for path in order {
+            if case .some(.some(let (_, stored))) = state[path] {
+                try context.put(stored, commitTime: commitTime)
+            } else {
+                try context.delete(path, commitTime: commitTime)
+            }
+        }
+        return CommitResult(writeResults: results, commitTime: commitTime)
+    }
+
+    /// Until rules are configured, only the admin key may read or write (DESIGN §7: default deny).
+    func authorize(_ identity: Identity, _ method: String, _ path: String) throws {
+        if identity.isAdmin { return }
+        throw HearthError.permissionDenied("Missing or insufficient permissions: no rules allow \(method) on \(path).")
+    }
+}
+
+/// A page of a collection listing.
+public struct ListPage: Sendable {
+    /// The documents, in id order.
+    public var documents: [StoredDocument]
+    /// The token for the next page, when there is one.
+    public var nextPageToken: String?
+
+    static func encodeToken(_ id: String) -> String { Base64.encode(Array(id.utf8)) }
+
+    static func decodeToken(_ token: String) throws(HearthError) -> String {
+        guard let bytes = Base64.decode(token), let id = String(validating: bytes, as: UTF8.self) else {
+            throw .invalidArgument("pageToken '\(token.prefix(64))' is not a token this server issued")
+        }
+        return id
+    }
+}
+
+/// The outcome of one write.
+public struct WriteResult: Sendable {
+    /// The document's update time after the write (the previous one when nothing changed; nil after a delete).
+    public var updateTime: Timestamp?
+    /// The value each transform produced, in order.
+    public var transformResults: [Value]
+    /// The document after the write, or nil when it is deleted or missing.
+    public var document: StoredDocument?
+}
+
+/// The outcome of a commit.
+public struct CommitResult: Sendable {
+    /// One result per write, in order.
+    public var writeResults: [WriteResult]
+    /// The commit's time.
+    public var commitTime: Timestamp
+}

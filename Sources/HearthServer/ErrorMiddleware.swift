@@ -1,0 +1,73 @@
+import HearthCore
+import Hummingbird
+import Logging
+
+/// The one place errors become HTTP: every failure leaves as `{"error": {"code", "message"}}` with its
+/// status. Unknown errors become a 500 that names the request id and is logged, never leaking internals.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            return Self.response(for: error, request: request, logger: context.logger)
+        }
+    }
+
+    static func response(for error: any Error, request: Request, logger: Logger) -> Response {
+        let hearthError: HearthError
+        switch error {
+        case let e as HearthError:
+            hearthError = e
+            if e.code == .internal { logger.error("internal error", metadata: ["error": "\(e.message)"]) }
+        case let e as HTTPError:
+            hearthError = translate(e, request: request)
+        default:
+            let requestID = logger[metadataKey: "hb.request.id"].map { "\($0)" } ?? "unknown"
+            logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
+            hearthError = .internal("Internal error (request id \(requestID)).")
+        }
+        return errorResponse(hearthError)
+    }
+
+    static func translate(_ error: HTTPError, request: Request) -> HearthError {
+        switch error.status {
+        case .notFound: return .notFound("no route for \(request.method) \(request.uri.path)")
+        case .contentTooLarge: return .payloadTooLarge("request body is over \(Limits.maxRequestBody) bytes (10 MiB)")
+        case .methodNotAllowed: return .init(.invalidArgument, "method \(request.method) is not allowed on \(request.uri.path)")
+        case .badRequest: return .invalidArgument(error.body ?? "bad request")
+        default: return .init(.internal, error.body ?? "\(error.status)")
+        }
+    }
+}
+
+/// The HTTP status for each error code (DESIGN §3).
+func httpStatus(_ code: HearthError.Code) -> HTTPResponse.Status {
+    switch code {
+    case .invalidArgument: return .badRequest
+    case .failedPrecondition: return .preconditionFailed
+    case .unauthenticated: return .unauthorized
+    case .permissionDenied: return .forbidden
+    case .notFound: return .notFound
+    case .alreadyExists, .aborted: return .conflict
+    case .payloadTooLarge: return .contentTooLarge
+    case .unsupportedMediaType: return .unsupportedMediaType
+    case .resourceExhausted: return .tooManyRequests
+    case .deadlineExceeded: return .gatewayTimeout
+    case .internal: return .internalServerError
+    case .unavailable: return .serviceUnavailable
+    }
+}
+
+/// Builds the error response for an error.
+func errorResponse(_ error: HearthError) -> Response {
+    var w = JSONWriter()
+    w.raw("{\"error\":{\"code\":")
+    w.string(error.code.rawValue)
+    w.raw(",\"message\":")
+    w.string(error.message)
+    w.raw("}}")
+    var response = jsonResponse(w.bytes, status: httpStatus(error.code))
+    if let retry = error.retryAfter { response.headers[.retryAfter] = String(retry) }
+    if error.code == .unauthenticated { response.headers[.wwwAuthenticate] = "Bearer" }
+    return response
+}

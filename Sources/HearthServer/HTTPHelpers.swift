@@ -1,0 +1,78 @@
+import HearthCore
+import Hummingbird
+import NIOCore
+
+/// A JSON response from already-encoded bytes.
+func jsonResponse(_ bytes: [UInt8], status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) -> Response {
+    var headers = extra
+    headers[.contentType] = "application/json"
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+}
+
+extension Request {
+    /// Reads the body as JSON: refuses non-JSON content types (415) and bodies over 10 MiB (413, checked
+    /// from `Content-Length` before reading and again while streaming). An empty body reads as `{}`.
+    mutating func jsonBody(context: some RequestContext) async throws -> JSON {
+        if let type = headers[.contentType] {
+            let mediaType = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            if mediaType != "application/json" {
+                throw HearthError(.unsupportedMediaType, "Content-Type must be application/json, got '\(type.prefix(100))'")
+            }
+        }
+        if let length = headers[.contentLength].flatMap({ Int($0) }), length > Limits.maxRequestBody {
+            throw HearthError.payloadTooLarge("request body of \(length) bytes is over the \(Limits.maxRequestBody)-byte (10 MiB) limit")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await collectBody(upTo: Limits.maxRequestBody)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw HearthError.payloadTooLarge("request body is over the \(Limits.maxRequestBody)-byte (10 MiB) limit")
+        }
+        if buffer.readableBytes == 0 { return .object([]) }
+        return try buffer.withUnsafeReadableBytes { raw throws(HearthError) in try JSON.parse(raw) }
+    }
+
+    /// The raw (still percent-encoded) path after a prefix, or nil when the path does not start with it.
+    func rawPath(after prefix: String) -> Substring? {
+        let path = uri.path
+        guard path.hasPrefix(prefix) else { return nil }
+        return path.dropFirst(prefix.count)
+    }
+}
+
+/// Query-string parameters, checked against the names a route accepts.
+struct QueryParameters {
+    let values: [String: String]
+
+    init(_ request: Request, allowed: Set<String>) throws(HearthError) {
+        var values: [String: String] = [:]
+        for (key, value) in request.uri.queryParameters {
+            let name = String(key)
+            guard allowed.contains(name) else {
+                let expected = allowed.isEmpty ? "none" : allowed.sorted().joined(separator: ", ")
+                throw .invalidArgument("unknown query parameter '\(name.prefix(64))' (expected: \(expected))")
+            }
+            guard values[name] == nil else { throw .invalidArgument("query parameter '\(name)' is given twice") }
+            values[name] = String(value)
+        }
+        self.values = values
+    }
+
+    subscript(_ name: String) -> String? { values[name] }
+
+    func bool(_ name: String) throws(HearthError) -> Bool {
+        switch values[name] {
+        case nil, "false": return false
+        case "true": return true
+        case let other?: throw .invalidArgument("query parameter '\(name)' must be true or false, got '\(other.prefix(64))'")
+        }
+    }
+
+    func int(_ name: String, range: ClosedRange<Int>, default value: Int) throws(HearthError) -> Int {
+        guard let text = values[name] else { return value }
+        guard let n = Int(text), range.contains(n) else {
+            throw .invalidArgument("query parameter '\(name)' must be an integer from \(range.lowerBound) to \(range.upperBound), got '\(text.prefix(64))'")
+        }
+        return n
+    }
+}

@@ -1,0 +1,53 @@
+import Hummingbird
+import Prometheus
+
+/// Prometheus metrics of one server: requests by route, method and status, and a latency histogram.
+public final class ServerMetrics: Sendable {
+    /// The registry `/metrics` exposes.
+    public let registry = PrometheusCollectorRegistry()
+    let databaseSize: Gauge
+    static let buckets: [Duration] = [
+        .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
+    ]
+
+    init() {
+        databaseSize = registry.makeGauge(
+            descriptor: MetricNameDescriptor(metricName: "hearth_database_size", unitName: "bytes",
+                                             helpText: "Size of the database file and its WAL"))
+    }
+
+    func record(route: String, method: HTTPRequest.Method, status: HTTPResponse.Status, duration: Duration) {
+        let labels = [("route", route), ("method", method.rawValue), ("status", String(status.code))]
+        registry.makeCounter(
+            descriptor: MetricNameDescriptor(metricName: "hearth_http_requests", unitName: "total",
+                                             helpText: "HTTP requests by route, method and status"),
+            labels: labels
+        ).increment()
+        registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(metricName: "hearth_http_request_duration", unitName: "seconds",
+                                             helpText: "HTTP request latency"),
+            labels: [("route", route), ("method", method.rawValue)],
+            buckets: Self.buckets
+        ).record(duration)
+    }
+}
+
+/// Records each request's route, status and latency.
+struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            response = ErrorMiddleware<Context>.response(for: error, request: request, logger: context.logger)
+        }
+        metrics.record(route: context.endpointPath ?? "unmatched", method: request.method, status: response.status,
+                       duration: ContinuousClock.now - start)
+        return response
+    }
+}

@@ -1,0 +1,24 @@
+import HearthStore
+import Logging
+
+/// Everything `hearth serve` and the tests configure about a server.
+public struct ServerConfiguration: Sendable {
+    /// Address to listen on.
+    public var host: String = "127.0.0.1"
+    /// Port to listen on; 0 picks a free one (tests).
+    public var port: Int = 8080
+    /// The data folder (database file, admin key).
+    public var dataDirectory: String = "./hearth-data"
+    /// The admin key; when nil, read from (or generated into) the data folder.
+    public var adminKey: String?
+    /// SQLite durability: `FULL` syncs every commit (default); `NORMAL` survives process crashes only.
+    public var synchronous: Store.Configuration.Synchronous = .full
+    /// Development mode: more detail in denials.
+    public var dev: Bool = false
+    /// Level for request logs (`debug` keeps them out of normal output).
+    public var requestLogLevel: Logger.Level = .debug
+    /// Level of the server's own logs.
+    public var logLevel: Logger.Level = .info
+    /// Makes the default configuration.
+    public init() {}
+}

@@ -1,0 +1,74 @@
+import HearthCore
+
+/// Reads on one connection; handed to `Store.read` and (as part of `WriteContext`) to writers.
+public struct ReadContext {
+    let connection: SQLiteConnection
+
+    /// The document at a path, or nil.
+    public func document(at path: DocumentPath) throws -> StoredDocument? {
+        let s = try connection.prepare("SELECT data, create_time, update_time FROM documents WHERE path = ?")
+        defer { s.reset() }
+        s.bind(1, path.description)
+        guard try s.step() else { return nil }
+        return StoredDocument(path: path, data: s.blob(0), createTime: Timestamp(microseconds: s.int(1)),
+                              updateTime: Timestamp(microseconds: s.int(2)))
+    }
+
+    /// Up to `limit` documents of a collection with ids after `afterID`, in id order.
+    public func documents(in collection: CollectionPath, after afterID: String?, limit: Int) throws -> [StoredDocument] {
+        let s = try connection.prepare(
+            "SELECT path, data, create_time, update_time FROM documents WHERE parent = ? AND path > ? ORDER BY path LIMIT ?")
+        defer { s.reset() }
+        let parent = collection.description
+        s.bind(1, parent)
+        s.bind(2, afterID.map { parent + "/" + $0 } ?? parent + "/")
+        s.bind(3, Int64(limit))
+        var out: [StoredDocument] = []
+        while try s.step() {
+            out.append(StoredDocument(
+                path: DocumentPath(uncheckedSegments: collection.segments + [String(s.text(0).utf8.dropFirst(parent.utf8.count + 1))!]),
+                data: s.blob(1), createTime: Timestamp(microseconds: s.int(2)), updateTime: Timestamp(microseconds: s.int(3))))
+        }
+        return out
+    }
+
+    /// The paths of every document strictly below a document (in its subcollections, at any depth).
+    public func descendantPaths(of path: DocumentPath) throws -> [DocumentPath] {
+        let prefix = path.description + "/"
+        let s = try connection.prepare("SELECT path FROM documents WHERE path >= ? AND path < ? ORDER BY path")
+        defer { s.reset() }
+        s.bind(1, prefix)
+        s.bind(2, path.description + "0")  // '0' is the byte after '/'
+        var out: [DocumentPath] = []
+        while try s.step() {
+            out.append(DocumentPath(uncheckedSegments: s.text(0).split(separator: "/", omittingEmptySubsequences: false).map(String.init)))
+        }
+        return out
+    }
+
+    /// The ids of the collections directly under a document (or at the root when nil) that hold at least one
+    /// document at some depth, in id order. Skips from one collection to the next instead of scanning.
+    public func collectionIDs(under parent: DocumentPath?) throws -> [String] {
+        let prefix = parent.map { $0.description + "/" } ?? ""
+        let upper = parent.map { $0.description + "0" }
+        let s = try connection.prepare(
+            upper == nil ? "SELECT path FROM documents WHERE path >= ? ORDER BY path LIMIT 1"
+                         : "SELECT path FROM documents WHERE path >= ? AND path < ? ORDER BY path LIMIT 1")
+        var ids: [String] = []
+        var lower = prefix
+        while true {
+            s.reset()
+            s.bind(1, lower)
+            if let upper { s.bind(2, upper) }
+            guard try s.step() else { break }
+            let path = s.text(0)
+            let rest = path.utf8.dropFirst(prefix.utf8.count)
+            guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { break }
+            let id = String(Substring(rest[rest.startIndex..<slash]))
+            ids.append(id)
+            lower = prefix + id + "0"
+        }
+        s.reset()
+        return ids.sorted(by: utf8Less)
+    }
+}

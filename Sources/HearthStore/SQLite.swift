@@ -1,0 +1,160 @@
+import CSQLite
+import HearthCore
+
+/// A failure reported by SQLite; never shown to clients (the server logs it and answers `internal`).
+public struct SQLiteError: Error, CustomStringConvertible {
+    /// SQLite's result code.
+    public let code: Int32
+    /// SQLite's message.
+    public let message: String
+    public var description: String { "SQLite error \(code): \(message)" }
+}
+
+let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// One SQLite connection with a cache of prepared statements. Used by one thread at a time.
+public final class SQLiteConnection: @unchecked Sendable {
+    let handle: OpaquePointer
+    private var statements: [String: Statement] = [:]
+
+    /// Opens (creating if needed) the database file.
+    public init(path: String, readOnly: Bool = false) throws {
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close(db)
+            throw SQLiteError(code: rc, message: message)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 10_000)
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ rc: Int32) -> SQLiteError {
+        SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
+    }
+
+    /// Runs one or more statements without results.
+    public func execute(_ sql: String) throws {
+        var errmsg: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
+        if rc != SQLITE_OK {
+            let message = errmsg.map { String(cString: $0) } ?? "unknown"
+            sqlite3_free(errmsg)
+            throw SQLiteError(code: rc, message: message)
+        }
+    }
+
+    /// A cached prepared statement for the SQL, reset and with bindings cleared.
+    public func prepare(_ sql: String) throws -> Statement {
+        if let s = statements[sql] {
+            s.reset()
+            return s
+        }
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw error(rc) }
+        let s = Statement(connection: self, stmt: stmt)
+        statements[sql] = s
+        return s
+    }
+
+    /// Rows changed by the last statement.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// The rowid of the last insert.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Reads a single integer (PRAGMA results, counts).
+    public func scalarInt(_ sql: String) throws -> Int64? {
+        let s = try prepare(sql)
+        defer { s.reset() }
+        return try s.step() ? s.int(0) : nil
+    }
+}
+
+/// A prepared statement. Bind parameters are 1-based, columns 0-based.
+public final class Statement: @unchecked Sendable {
+    unowned let connection: SQLiteConnection
+    let stmt: OpaquePointer
+
+    init(connection: SQLiteConnection, stmt: OpaquePointer) {
+        self.connection = connection
+        self.stmt = stmt
+    }
+
+    deinit { sqlite3_finalize(stmt) }
+
+    /// Resets the statement and clears its bindings.
+    public func reset() {
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+    }
+
+    /// Binds a text value.
+    public func bind(_ index: Int32, _ text: String) {
+        sqlite3_bind_text(stmt, index, text, -1, SQLITE_TRANSIENT)
+    }
+
+    /// Binds an integer.
+    public func bind(_ index: Int32, _ value: Int64) {
+        sqlite3_bind_int64(stmt, index, value)
+    }
+
+    /// Binds a blob (empty blobs bind as zero-length, not NULL).
+    public func bind(_ index: Int32, _ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { raw in
+            raw.count == 0 ? sqlite3_bind_zeroblob(stmt, index, 0)
+                : sqlite3_bind_blob(stmt, index, raw.baseAddress, Int32(raw.count), SQLITE_TRANSIENT)
+        }
+    }
+
+    /// Binds NULL.
+    public func bindNull(_ index: Int32) {
+        sqlite3_bind_null(stmt, index)
+    }
+
+    /// Steps once: true when a row is available, false when done.
+    @discardableResult
+    public func step() throws -> Bool {
+        let rc = sqlite3_step(stmt)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let err = connection.error(rc)
+        sqlite3_reset(stmt)
+        throw err
+    }
+
+    /// Runs to completion, ignoring rows.
+    public func run() throws {
+        while try step() {}
+        reset()
+    }
+
+    /// An integer column.
+    public func int(_ column: Int32) -> Int64 { sqlite3_column_int64(stmt, column) }
+
+    /// True when the column is NULL.
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(stmt, column) == SQLITE_NULL }
+
+    /// A text column.
+    public func text(_ column: Int32) -> String {
+        guard let p = sqlite3_column_text(stmt, column) else { return "" }
+        let n = Int(sqlite3_column_bytes(stmt, column))
+        return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+
+    /// A blob column, copied out.
+    public func blob(_ column: Int32) -> [UInt8] {
+        let n = Int(sqlite3_column_bytes(stmt, column))
+        guard n > 0, let p = sqlite3_column_blob(stmt, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: n))
+    }
+}

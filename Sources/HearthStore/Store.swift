@@ -1,0 +1,242 @@
+import CSQLite
+import Foundation
+import HearthCore
+import Logging
+
+/// The SQLite storage: one writer thread that commits batches of jobs together (group commit) and a pool of
+/// reader threads, each with its own connection, over one database file in WAL mode.
+public final class Store: Sendable {
+    /// How the store opens its file.
+    public struct Configuration: Sendable {
+        /// The folder holding the database file; created if missing.
+        public var dataDirectory: String
+        /// SQLite's `synchronous` setting in WAL mode: `FULL` (default) syncs the WAL on every commit, so an
+        /// acknowledged write survives a power loss; `NORMAL` survives a process crash only.
+        public var synchronous: Synchronous = .full
+        /// Reader connections (and threads).
+        public var readers: Int = max(2, ProcessInfo.processInfo.activeProcessorCount)
+        /// Most jobs committed in one SQLite transaction.
+        public var groupCommitLimit: Int = 256
+        /// How many change-log rows to keep for listeners that resume.
+        public var changeLogRetention: Int = 100_000
+
+        /// The durability level of commits.
+        public enum Synchronous: String, Sendable { case full = "FULL", normal = "NORMAL" }
+
+        /// Makes a configuration for a data folder.
+        public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
+
+        /// The database file's path.
+        public var databasePath: String { (dataDirectory as NSString).appendingPathComponent("hearth.sqlite") }
+    }
+
+    /// The configuration the store was opened with.
+    public let configuration: Configuration
+    private let writer: WorkerThreads<WriterState>
+    private let readers: WorkerThreads<SQLiteConnection>
+    private let commitHook: CommitHookBox
+
+    /// Opens the store, creating and migrating the database file as needed.
+    public init(configuration: Configuration, logger: Logger = Logger(label: "hearth.store")) throws {
+        self.configuration = configuration
+        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        let path = configuration.databasePath
+        let writeConnection = try SQLiteConnection(path: path)
+        try writeConnection.execute("PRAGMA journal_mode=WAL")
+        try writeConnection.execute("PRAGMA synchronous=\(configuration.synchronous.rawValue)")
+        try writeConnection.execute("PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY")
+        try Schema.migrate(writeConnection)
+        let state = try WriterState(connection: writeConnection, retention: configuration.changeLogRetention)
+        var readConnections: [SQLiteConnection] = []
+        for _ in 0..<max(1, configuration.readers) {
+            let c = try SQLiteConnection(path: path)
+            try c.execute("PRAGMA cache_size=-32768; PRAGMA temp_store=MEMORY; PRAGMA query_only=1")
+            readConnections.append(c)
+        }
+        let hook = CommitHookBox()
+        commitHook = hook
+        readers = WorkerThreads(name: "hearth-reader", resources: readConnections)
+        writer = WorkerThreads(name: "hearth-writer", resources: [state], batchLimit: configuration.groupCommitLimit) { jobs, state in
+            state.runBatch(jobs, hook: hook, logger: logger)
+        }
+    }
+
+    /// Sets the function told of every committed change, in commit order, after the commit is durable.
+    public func onCommit(_ body: @escaping @Sendable ([ChangeRecord]) -> Void) {
+        commitHook.set(body)
+    }
+
+    /// Runs a read on a reader thread. Reads see the last committed state.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (ReadContext) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let accepted = readers.submit { connection in
+                continuation.resume(with: Result { try body(ReadContext(connection: connection)) })
+            }
+            if !accepted { continuation.resume(throwing: HearthError.unavailable("the server is shutting down")) }
+        }
+    }
+
+    /// Runs a write job on the writer thread, inside a transaction shared with other queued jobs; the job's
+    /// effects are rolled back alone if it throws. Returns once the commit is durable.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (WriteContext) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let accepted = writer.submit { state in
+                // Runs inside the batch: `state.current` is set by `runBatch`.
+                let job = state.current!
+                do {
+                    let value = try body(job.context)
+                    job.onCommit = { error in
+                        if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: value) }
+                    }
+                } catch {
+                    job.failed = true
+                    job.onCommit = { _ in continuation.resume(throwing: error) }
+                }
+            }
+            if !accepted { continuation.resume(throwing: HearthError.unavailable("the server is shutting down")) }
+        }
+    }
+
+    /// Finishes queued work, checkpoints the WAL into the database file and stops the threads.
+    public func close() {
+        readers.shutdown()
+        _ = writer.submit { state in
+            let job = state.current!
+            job.onCommit = { _ in }
+            state.wantsCheckpoint = true
+        }
+        writer.shutdown()
+    }
+
+    /// The database's size on disk (file plus WAL), in bytes.
+    public func sizeOnDisk() -> Int64 {
+        let fm = FileManager.default
+        var total: Int64 = 0
+        for suffix in ["", "-wal", "-shm"] {
+            if let attrs = try? fm.attributesOfItem(atPath: configuration.databasePath + suffix),
+               let size = attrs[.size] as? NSNumber {
+                total += size.int64Value
+            }
+        }
+        return total
+    }
+}
+
+/// The commit hook, settable after the store starts.
+final class CommitHookBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var body: (@Sendable ([ChangeRecord]) -> Void)?
+
+    func set(_ body: @escaping @Sendable ([ChangeRecord]) -> Void) {
+        lock.lock()
+        self.body = body
+        lock.unlock()
+    }
+
+    func call(_ changes: [ChangeRecord]) {
+        lock.lock()
+        let body = self.body
+        lock.unlock()
+        body?(changes)
+    }
+}
+
+/// One job in a group commit.
+final class WriteJobState {
+    let context: WriteContext
+    var failed = false
+    var onCommit: ((_ error: (any Error)?) -> Void)?
+
+    init(context: WriteContext) { self.context = context }
+}
+
+/// The writer thread's connection and clock.
+final class WriterState: @unchecked Sendable {
+    let connection: SQLiteConnection
+    var lastCommitTime: Int64
+    var current: WriteJobState?
+    var wantsCheckpoint = false
+    let retention: Int
+    var commitsSinceTrim = 0
+
+    init(connection: SQLiteConnection, retention: Int) throws {
+        self.connection = connection
+        self.retention = retention
+        let a = try connection.scalarInt("SELECT coalesce(max(commit_time), 0) FROM changes") ?? 0
+        let b = try connection.scalarInt("SELECT coalesce(max(update_time), 0) FROM documents") ?? 0
+        lastCommitTime = max(a, b)
+    }
+
+    /// A commit time later than every earlier one, close to the wall clock.
+    func nextCommitTime() -> Timestamp {
+        let now = Timestamp.now().microseconds
+        lastCommitTime = max(now, lastCommitTime + 1)
+        return Timestamp(microseconds: lastCommitTime)
+    }
+
+    func runBatch(_ jobs: [@Sendable (WriterState) -> Void], hook: CommitHookBox, logger: Logger) {
+        var states: [WriteJobState] = []
+        states.reserveCapacity(jobs.count)
+        var changes: [ChangeRecord] = []
+        do {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            logger.error("cannot begin a write transaction", metadata: ["error": "\(error)"])
+            for job in jobs {
+                let state = WriteJobState(context: WriteContext(connection: connection, writer: self))
+                current = state
+                job(self)
+                state.onCommit?(HearthError.internal())
+            }
+            current = nil
+            return
+        }
+        for (i, job) in jobs.enumerated() {
+            let context = WriteContext(connection: connection, writer: self)
+            let state = WriteJobState(context: context)
+            current = state
+            let savepoint = "j\(i)"
+            try? connection.execute("SAVEPOINT \(savepoint)")
+            job(self)
+            if state.failed {
+                try? connection.execute("ROLLBACK TO \(savepoint)")
+            } else {
+                changes.append(contentsOf: context.changes)
+            }
+            try? connection.execute("RELEASE \(savepoint)")
+            states.append(state)
+        }
+        current = nil
+        var commitError: (any Error)?
+        do {
+            if !changes.isEmpty {
+                commitsSinceTrim += 1
+                if commitsSinceTrim >= 100 {
+                    commitsSinceTrim = 0
+                    try trimChangeLog()
+                }
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            logger.error("commit failed", metadata: ["error": "\(error)"])
+            try? connection.execute("ROLLBACK")
+            commitError = HearthError.internal()
+        }
+        for state in states {
+            state.onCommit?(state.failed ? nil : commitError)
+        }
+        if commitError == nil && !changes.isEmpty {
+            hook.call(changes)
+        }
+        if wantsCheckpoint {
+            try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            wantsCheckpoint = false
+        }
+    }
+
+    func trimChangeLog() throws {
+        let s = try connection.prepare("DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes) - ?")
+        s.bind(1, Int64(retention))
+        try s.run()
+    }
+}

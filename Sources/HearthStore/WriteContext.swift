@@ -1,0 +1,65 @@
+import HearthCore
+
+/// Reads and writes inside the writer's transaction. Every document change appends its change-log row in
+/// the same transaction.
+public final class WriteContext {
+    let connection: SQLiteConnection
+    unowned let writer: WriterState
+    var changes: [ChangeRecord] = []
+
+    init(connection: SQLiteConnection, writer: WriterState) {
+        self.connection = connection
+        self.writer = writer
+    }
+
+    /// Reads in this transaction (seeing writes made earlier in it).
+    public var reader: ReadContext { ReadContext(connection: connection) }
+
+    /// A commit time later than every earlier commit's.
+    public func nextCommitTime() -> Timestamp { writer.nextCommitTime() }
+
+    /// Stores a document (insert or replace) and logs the change.
+    public func put(_ document: StoredDocument, commitTime: Timestamp) throws {
+        let s = try connection.prepare("""
+            INSERT INTO documents(path, parent, collection_id, data, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT(path) DO UPDATE SET data = excluded.data, create_time = excluded.create_time,
+                update_time = excluded.update_time
+            """)
+        let path = document.path
+        s.bind(1, path.description)
+        s.bind(2, path.parent.description)
+        s.bind(3, path.collectionID)
+        s.bind(4, document.data)
+        s.bind(5, document.createTime.microseconds)
+        s.bind(6, document.updateTime.microseconds)
+        try s.run()
+        try log(path: path, document: document, commitTime: commitTime)
+    }
+
+    /// Deletes a document (if present) and logs the change. Returns whether it existed.
+    @discardableResult
+    public func delete(_ path: DocumentPath, commitTime: Timestamp) throws -> Bool {
+        let s = try connection.prepare("DELETE FROM documents WHERE path = ?")
+        s.bind(1, path.description)
+        try s.run()
+        guard connection.changes > 0 else { return false }
+        try log(path: path, document: nil, commitTime: commitTime)
+        return true
+    }
+
+    private func log(path: DocumentPath, document: StoredDocument?, commitTime: Timestamp) throws {
+        let s = try connection.prepare(
+            "INSERT INTO changes(commit_time, path, data, create_time, update_time) VALUES (?, ?, ?, ?, ?)")
+        s.bind(1, commitTime.microseconds)
+        s.bind(2, path.description)
+        if let document {
+            s.bind(3, document.data)
+            s.bind(4, document.createTime.microseconds)
+            s.bind(5, document.updateTime.microseconds)
+        } else {
+            s.bindNull(3); s.bindNull(4); s.bindNull(5)
+        }
+        try s.run()
+        changes.append(ChangeRecord(sequence: connection.lastInsertRowID, commitTime: commitTime, path: path, document: document))
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `hearth` command line.
+@main
+struct HearthCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hearth",
+        abstract: "A self-hosted document database with live sync, in the mould of Cloud Firestore.",
+        subcommands: [Serve.self]
+    )
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import HearthCore
+import HearthServer
+import Logging
+import ServiceLifecycle
+import HearthStore
+
+/// `hearth serve`: runs the server until SIGTERM or SIGINT, then shuts down gracefully.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the server.",
+        discussion: """
+            Settings come from flags, then HEARTH_* environment variables (HEARTH_DATA, HEARTH_HOST, HEARTH_PORT,
+            HEARTH_ADMIN_KEY, HEARTH_SYNCHRONOUS, HEARTH_LOG_LEVEL), then a JSON config file (--config), in that order.
+            """
+    )
+
+    @Option(help: "Data folder (default ./hearth-data).") var data: String?
+    @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
+    @Option(help: "Port to listen on (default 8080).") var port: Int?
+    @Option(help: "SQLite durability: FULL (default; every commit synced) or NORMAL.") var synchronous: String?
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
+    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel.") var config: String?
+    @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let file = try loadConfigFile()
+        func setting(_ flag: String?, _ env: String, _ key: String) -> String? {
+            flag ?? environment[env] ?? file[key]
+        }
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = setting(data, "HEARTH_DATA", "data") ?? configuration.dataDirectory
+        configuration.host = setting(host, "HEARTH_HOST", "host") ?? configuration.host
+        if let text = setting(port.map(String.init), "HEARTH_PORT", "port") {
+            guard let value = Int(text), (0...65535).contains(value) else { throw ValidationError("port must be 0-65535, got \(text)") }
+            configuration.port = value
+        }
+        configuration.adminKey = environment["HEARTH_ADMIN_KEY"] ?? file["adminKey"]
+        if let text = setting(synchronous, "HEARTH_SYNCHRONOUS", "synchronous") {
+            guard let value = Store.Configuration.Synchronous(rawValue: text.uppercased()) else {
+                throw ValidationError("synchronous must be FULL or NORMAL, got \(text)")
+            }
+            configuration.synchronous = value
+        }
+        if let text = setting(logLevel, "HEARTH_LOG_LEVEL", "logLevel") {
+            guard let value = Logger.Level(rawValue: text.lowercased()) else { throw ValidationError("unknown log level \(text)") }
+            configuration.logLevel = value
+        }
+        configuration.dev = dev
+
+        let (host, folder) = (configuration.host, configuration.dataDirectory)
+        let (app, _) = try await buildApplication(configuration: configuration) { port in
+            print("hearth listening on http://\(host):\(port) (data in \(folder))")
+        }
+        let group = ServiceGroup(configuration: .init(
+            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "hearth")))
+        try await group.run()
+    }
+
+    func loadConfigFile() throws -> [String: String] {
+        guard let config else { return [:] }
+        guard let bytes = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
+        guard case .object(let pairs) = try JSON.parse(Array(bytes)) else { throw ValidationError("config file must hold a JSON object") }
+        var out: [String: String] = [:]
+        let known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel"]
+        for (key, value) in pairs {
+            guard known.contains(key) else { throw ValidationError("unknown key '\(key)' in \(config)") }
+            switch value {
+            case .string(let s): out[key] = s
+            case .int(let i): out[key] = String(i)
+            default: throw ValidationError("'\(key)' in \(config) must be a string or a number")
+            }
+        }
+        return out
+    }
+}
