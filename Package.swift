@@ -53,6 +53,7 @@ let package = Package(
             "HearthServer",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "hearth", dependencies: [
             "HearthServer", "HearthStore",

@@ -2,7 +2,7 @@
 public enum Limits {
     /// Largest document, in Firestore's storage-size accounting (bytes).
     public static let maxDocumentSize = 1_048_576
-    /// Deepest nesting of maps and arrays within a document.
+    /// Deepest level a field may sit at: a top-level field is level 1, each map or array adds one.
     public static let maxDepth = 20
     /// Longest field path, in UTF-8 bytes.
     public static let maxFieldPathBytes = 1_500

@@ -94,7 +94,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
                 i += 1
             }
             guard count > 0, count <= 9 else { return nil }
-            for _ in count..<6 where count < 6 { micros *= 10 }
+            if count < 6 { for _ in count..<6 { micros *= 10 } }
         }
         var offsetSeconds: Int64 = 0
         guard i < b.count else { return nil }

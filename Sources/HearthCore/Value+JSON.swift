@@ -37,8 +37,10 @@ extension Value {
         }
     }
 
+    /// `depth` counts the maps and arrays entered, the one being entered included; its contents sit one
+    /// level deeper, and no field may sit deeper than `Limits.maxDepth` levels (a top-level field is level 1).
     static func checkDepth(_ depth: Int, _ field: String) throws(HearthError) {
-        if depth > Limits.maxDepth {
+        if depth >= Limits.maxDepth {
             throw .invalidArgument("\(field) is nested more than \(Limits.maxDepth) levels deep")
         }
     }

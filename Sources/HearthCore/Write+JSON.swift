@@ -37,19 +37,24 @@ public struct WriteData: Sendable, Equatable {
                 let path = try FieldPath(parsing: key)
                 for s in path.segments { try validateFieldName(s, at: key) }
                 if path.isDocumentName { throw .invalidArgument("__name__ cannot be updated") }
+                if path.segments.count > Limits.maxDepth {
+                    throw .invalidArgument("field path '\(key.prefix(200))' is nested more than \(Limits.maxDepth) levels deep")
+                }
                 for other in seen where other.hasPrefix(path) || path.hasPrefix(other) {
                     throw .invalidArgument("field paths '\(other)' and '\(path)' overlap in one update")
                 }
                 seen.append(path)
-                mask.append(path)
                 if let tag = Self.sentinelTag(item) {
                     if tag.0 == "$delete" {
                         try Self.checkTrue(tag, at: path)
+                        mask.append(path)
                         continue
                     }
+                    // A transformed field is not in the mask: the transform reads the stored value.
                     transforms.append(FieldTransformEntry(field: path, transform: try Self.transform(tag, at: path)))
                     continue
                 }
+                mask.append(path)
                 var holder: [String: Value] = [:]
                 if case .object(let inner) = item, !(inner.count == 1 && inner[0].0.hasPrefix("$")) {
                     try decodeMap(inner, at: path, into: &holder, mode: .set)
@@ -88,7 +93,7 @@ public struct WriteData: Sendable, Equatable {
                 continue
             }
             if case .object(let inner) = item, !(inner.count == 1 && inner[0].0.hasPrefix("$")) {
-                if depth + 1 > Limits.maxDepth {
+                if depth + 1 >= Limits.maxDepth {
                     throw .invalidArgument("\(path) is nested more than \(Limits.maxDepth) levels deep")
                 }
                 var child: [String: Value] = [:]

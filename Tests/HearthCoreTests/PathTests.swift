@@ -1,0 +1,64 @@
+import HearthCore
+import Testing
+
+/// Paths, ids, field paths and timestamps.
+@Suite struct PathTests {
+    @Test(arguments: ["", "a//b", "a/..", "a/.", "a/__x__", "__y__/b", "a/b%2Fc", "/"])
+    func invalidPaths(_ raw: String) {
+        #expect(throws: HearthError.self) { try parsePathSegments(raw, percentDecoded: true) }
+    }
+
+    @Test func validPaths() throws {
+        #expect(try DocumentPath("users/alice").id == "alice")
+        #expect(try DocumentPath("a%20b/c%C3%A9", percentDecoded: true).segments == ["a b", "cé"])
+        #expect(try CollectionPath("a/b/c").parentDocument == DocumentPath("a/b"))
+        #expect(throws: HearthError.self) { try DocumentPath("a/b/c") }
+        #expect(throws: HearthError.self) { try CollectionPath("a/b") }
+        #expect(try parsePathSegments("a/__/___/_x__") == ["a", "__", "___", "_x__"])
+    }
+
+    @Test func referenceOrderIsSegmentWise() throws {
+        // "b" < "b-c" segment-wise, although "b/" > "b-" as plain strings.
+        #expect(try DocumentPath("a/b/x/1") < DocumentPath("a/b-c/x/1"))
+        #expect(try DocumentPath("a/b") < DocumentPath("a/b/c/d"))
+    }
+
+    @Test func autoIDs() {
+        let ids = (0..<1000).map { _ in makeAutoID() }
+        #expect(Set(ids).count == 1000)
+        #expect(ids.allSatisfy { $0.utf8.count == 20 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } })
+    }
+
+    @Test func fieldPaths() throws {
+        #expect(try FieldPath(parsing: "a.b.c").segments == ["a", "b", "c"])
+        #expect(try FieldPath(parsing: "`a.b`.c").segments == ["a.b", "c"])
+        #expect(try FieldPath(parsing: #"`a\`b`"#).segments == ["a`b"])
+        #expect(try FieldPath(parsing: "`a.b`.c").description == "`a.b`.c")
+        #expect(try FieldPath(parsing: "_x1").description == "_x1")
+        #expect(try FieldPath(parsing: "1x").description == "`1x`")
+        for bad in ["", "a..b", ".a", "a.", "`a", "`a`b", "a`b`"] {
+            #expect(throws: HearthError.self, "\(bad)") { try FieldPath(parsing: bad) }
+        }
+        #expect(throws: HearthError.self) { try FieldPath(parsing: String(repeating: "a", count: 1501)) }
+    }
+
+    @Test func timestamps() throws {
+        let t = try #require(Timestamp(rfc3339: "2026-11-22T10:00:00.123456Z"))
+        #expect(t.rfc3339 == "2026-11-22T10:00:00.123456Z")
+        #expect(Timestamp(rfc3339: "2026-11-22T12:00:00.1234567+02:00")?.rfc3339 == "2026-11-22T10:00:00.123456Z")
+        #expect(Timestamp(rfc3339: "1970-01-01T00:00:00Z")?.microseconds == 0)
+        #expect(Timestamp(rfc3339: "1969-12-31T23:59:59.999999Z")?.microseconds == -1)
+        #expect(Timestamp(rfc3339: "0001-01-01T00:00:00Z") == Timestamp.min)
+        #expect(Timestamp(rfc3339: "9999-12-31T23:59:59.999999Z") == Timestamp.max)
+        #expect(Timestamp(rfc3339: "2024-02-29T00:00:00Z") != nil)
+        for bad in ["2023-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-22", "2026-11-22T10:00:00", "2026-11-22T24:00:00Z",
+                    "2026-11-22T10:00:00.Z", "x", "2026-11-22T10:00:00Zjunk"] {
+            #expect(Timestamp(rfc3339: bad) == nil, "\(bad)")
+        }
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let t = Timestamp(microseconds: Int64.random(in: Timestamp.min.microseconds...Timestamp.max.microseconds, using: &rng))
+            #expect(Timestamp(rfc3339: t.rfc3339) == t)
+        }
+    }
+}
