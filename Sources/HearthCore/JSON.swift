@@ -9,7 +9,7 @@ public enum JSON: Sendable, Equatable {
     case double(Double)
     case string(String)
     case array([JSON])
-    /// An object; keys are unique and in document order.
+    /// An object; keys are unique and kept in document order (equality ignores the order).
     case object([(String, JSON)])
 
     public static func == (a: JSON, b: JSON) -> Bool {
@@ -21,7 +21,10 @@ public enum JSON: Sendable, Equatable {
         case (.string(let x), .string(let y)): return x == y
         case (.array(let x), .array(let y)): return x == y
         case (.object(let x), .object(let y)):
-            return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+            // Objects are unordered: equal when they hold the same keys with equal values.
+            guard x.count == y.count else { return false }
+            let lookup = Dictionary(y, uniquingKeysWith: { first, _ in first })
+            return x.allSatisfy { key, value in lookup[key].map { $0 == value } ?? false }
         default: return false
         }
     }

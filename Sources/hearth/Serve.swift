@@ -53,6 +53,7 @@ struct Serve: AsyncParsableCommand {
         let (host, folder) = (configuration.host, configuration.dataDirectory)
         let (app, _) = try await buildApplication(configuration: configuration) { port in
             print("hearth listening on http://\(host):\(port) (data in \(folder))")
+            fflush(nil)  // scripts and tests wait for this line on a pipe
         }
         let group = ServiceGroup(configuration: .init(
             services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "hearth")))

@@ -1,0 +1,119 @@
+import Foundation
+
+/// A `hearth serve` process, for tests that kill or signal a real server.
+public final class ServerProcess: @unchecked Sendable {
+    /// The port the server listens on.
+    public let port: Int
+    /// The admin key it was started with.
+    public let adminKey: String
+    let process: Process
+    let output: Pipe
+
+    /// The `hearth` binary: `$HEARTH_BINARY`, else the package's own debug build.
+    public static func binaryPath(filePath: String = #filePath) -> String {
+        if let path = ProcessInfo.processInfo.environment["HEARTH_BINARY"] { return path }
+        var url = URL(fileURLWithPath: filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { break }
+        }
+        return url.appendingPathComponent(".build/debug/hearth").path
+    }
+
+    /// Starts `hearth serve` on a free port over a data folder and waits until it listens.
+    public static func start(dataDirectory: String, adminKey: String = "test-admin-key-" + UUID().uuidString,
+                             arguments: [String] = [], timeout: Double = 60) throws -> ServerProcess {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binaryPath())
+        process.arguments = ["serve", "--port", "0", "--data", dataDirectory] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["HEARTH_ADMIN_KEY"] = adminKey
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        try process.run()
+        // Read the output on a thread of its own, so the deadline holds even when the server prints nothing.
+        let reader = OutputReader(output.fileHandleForReading)
+        if let port = reader.waitForPort(timeout: timeout) {
+            return ServerProcess(port: port, adminKey: adminKey, process: process, output: output)
+        }
+        process.terminate()
+        throw ServerProcessError(message: "hearth serve did not start within \(timeout) s: \(reader.text)")
+    }
+
+    init(port: Int, adminKey: String, process: Process, output: Pipe) {
+        self.port = port
+        self.adminKey = adminKey
+        self.process = process
+        self.output = output
+    }
+
+    /// Sends a signal (SIGKILL, SIGTERM, ...).
+    public func signal(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Waits for the process to end and returns its exit status.
+    public func waitForExit(timeout: Double = 30) throws -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning {
+            if Date() > deadline {
+                process.terminate()
+                throw ServerProcessError(message: "hearth serve did not exit within \(timeout) s")
+            }
+            usleep(20_000)
+        }
+        return process.terminationStatus
+    }
+
+    /// A client for this server.
+    public func client(as caller: Caller = .admin) -> HearthClient {
+        HearthClient(port: port, adminKey: adminKey, as: caller)
+    }
+}
+
+/// A server process failed to start or stop.
+public struct ServerProcessError: Error, CustomStringConvertible {
+    /// What happened.
+    public let message: String
+    public var description: String { message }
+}
+
+/// Collects a process's output and finds the port in its "listening on" line.
+final class OutputReader: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var buffer = ""
+    private var ended = false
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            while true {
+                let data = handle.availableData
+                condition.lock()
+                if data.isEmpty { ended = true } else { buffer += String(decoding: data, as: UTF8.self) }
+                condition.broadcast()
+                condition.unlock()
+                if data.isEmpty { return }
+            }
+        }
+    }
+
+    var text: String {
+        condition.lock()
+        defer { condition.unlock() }
+        return buffer
+    }
+
+    func waitForPort(timeout: Double) -> Int? {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let range = buffer.range(of: #"listening on http://[^:]+:(\d+)"#, options: .regularExpression) {
+                return Int(buffer[range].split(separator: ":").last!)
+            }
+            if ended || !condition.wait(until: deadline) { return nil }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import HearthCore
+import HearthTesting
+import Testing
+
+/// Durability against a real `hearth serve`: every acknowledged write survives SIGKILL, and SIGTERM shuts
+/// down gracefully with the WAL checkpointed.
+@Suite(.serialized) struct CrashTests {
+    /// A ~300-byte document whose content can be checked after the restart.
+    static func body(_ writer: Int, _ i: Int) -> String {
+        #"{"title": "post \#(i) by \#(writer)", "writer": \#(writer), "i": \#(i), "ok": true, "body": "\#(String(repeating: "x", count: 200))"}"#
+    }
+
+    @Test func acknowledgedWritesSurviveSIGKILL() async throws {
+        let dir = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try ServerProcess.start(dataDirectory: dir)
+        let writers = 8
+        let start = Date()
+        // Each writer records what the server acknowledged; SIGKILL lands while they are mid-flight.
+        let acknowledged = try await withThrowingTaskGroup(of: [(String, String)].self) { group in
+            for w in 0..<writers {
+                group.addTask {
+                    let client = server.client()
+                    var acked: [(String, String)] = []
+                    var i = 0
+                    while Date().timeIntervalSince(start) < 20 {
+                        let path = "crash/w\(w)-\(i)"
+                        let body = Self.body(w, i)
+                        let result: HTTPResult
+                        if i % 5 == 4 {
+                            // Some acknowledged writes are batched commits of two documents.
+                            let second = "crash/w\(w)-\(i)b"
+                            let commit = #"{"writes": [{"set": "\#(path)", "data": \#(body)}, {"set": "\#(second)", "data": \#(body)}]}"#
+                            guard let r = try? await client.post("/v1/commit", commit) else { break }
+                            result = r
+                            if r.status == 200 { acked.append((second, body)) }
+                        } else {
+                            guard let r = try? await client.put("/v1/docs/\(path)", body) else { break }
+                            result = r
+                        }
+                        if result.status == 200 { acked.append((path, body)) }
+                        i += 1
+                    }
+                    await client.close()
+                    return acked
+                }
+            }
+            group.addTask {
+                // Let the load run, then kill the server without warning.
+                try await Task.sleep(for: .milliseconds(1500))
+                server.signal(SIGKILL)
+                return []
+            }
+            var all: [(String, String)] = []
+            for try await part in group { all += part }
+            return all
+        }
+        _ = try server.waitForExit()
+        #expect(acknowledged.count > 50, "the load acknowledged only \(acknowledged.count) writes before the kill")
+
+        let restarted = try ServerProcess.start(dataDirectory: dir)
+        let client = restarted.client()
+        var missing: [String] = []
+        for (path, body) in acknowledged {
+            let r = try await client.get("/v1/docs/\(path)")
+            let expected = try JSON.parse(body)
+            if r.status != 200 || r.json?["data"] != expected { missing.append(path) }
+        }
+        #expect(missing.isEmpty, "\(missing.count) of \(acknowledged.count) acknowledged writes were lost: \(missing.prefix(5))")
+        await client.close()
+        restarted.signal(SIGTERM)
+        _ = try restarted.waitForExit()
+    }
+
+    @Test func sigtermShutsDownGracefully() async throws {
+        let dir = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try ServerProcess.start(dataDirectory: dir)
+        let client = server.client()
+        for i in 0..<50 {
+            #expect(try await client.put("/v1/docs/g/\(i)", Self.body(0, i)).status == 200)
+        }
+        // A request in flight when SIGTERM arrives still completes.
+        async let inFlight = client.put("/v1/docs/g/last", Self.body(0, 99))
+        try await Task.sleep(for: .milliseconds(5))
+        server.signal(SIGTERM)
+        let last = try? await inFlight
+        #expect(try server.waitForExit() == 0)
+        await client.close()
+        // The WAL was checkpointed into the database file on shutdown.
+        let wal = (try? FileManager.default.attributesOfItem(atPath: dir + "/hearth.sqlite-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0)
+
+        let restarted = try ServerProcess.start(dataDirectory: dir)
+        let again = restarted.client()
+        let list = try await again.get("/v1/docs/g?pageSize=100")
+        guard case .array(let docs)? = list.json?["documents"] else { Issue.record("no listing"); return }
+        #expect(docs.count == (last?.status == 200 ? 51 : 50))
+        await again.close()
+        restarted.signal(SIGTERM)
+        _ = try restarted.waitForExit()
+    }
+}

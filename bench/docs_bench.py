@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Document store benchmark: Hearth and PocketBase side by side, in one run, on loopback.
+
+Workloads (16 connections, wrk): create (POST of a ~300-byte document) and get-by-id (random ids among
+30,000 preloaded documents). Each workload runs ROUNDS times per server, alternating, and the median is
+reported with the Hearth/PocketBase ratio. Both servers and all traffic stay on 127.0.0.1; every run is
+bounded in time and stops by itself.
+
+    python3 bench/docs_bench.py [--duration 10] [--rounds 2] [--connections 16]
+"""
+import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LUA = os.path.join(ROOT, "bench", "lua", "docs.lua")
+N_DOCS = 30_000
+ADMIN_KEY = "bench-admin-key"
+
+
+def http(method, url, body=None, headers=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read() or b"{}")
+
+
+def wait_up(url, seconds=60):
+    end = time.time() + seconds
+    while time.time() < end:
+        try:
+            urllib.request.urlopen(url, timeout=1).read()
+            return
+        except Exception:
+            time.sleep(0.1)
+    raise SystemExit(f"server at {url} did not come up")
+
+
+def doc_body(i):
+    return {"title": f"A day at the lake, part {i}", "count": i, "published": i % 2 == 0, "body": "lorem ipsu" * 20}
+
+
+def start_hearth(tmp, port):
+    binary = os.path.join(ROOT, ".build", "release", "hearth")
+    if not os.path.exists(binary):
+        subprocess.run(["swift", "build", "-c", "release", "--product", "hearth"], cwd=ROOT, check=True)
+    env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY)
+    proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(port), "--log-level", "warning"],
+                            env=env, stdout=subprocess.DEVNULL)
+    wait_up(f"http://127.0.0.1:{port}/healthz")
+    base = f"http://127.0.0.1:{port}"
+    auth = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    for start in range(0, N_DOCS, 500):
+        writes = [{"set": f"bench/b{i:014d}", "data": doc_body(i)} for i in range(start + 1, min(N_DOCS, start + 500) + 1)]
+        http("POST", f"{base}/v1/commit", {"writes": writes}, auth)
+    return proc, {
+        "create": dict(BENCH_MODE="create", BENCH_PATH="/v1/docs/bench", BENCH_AUTH=f"Bearer {ADMIN_KEY}"),
+        "get": dict(BENCH_MODE="get", BENCH_PATH="/v1/docs/bench/b", BENCH_AUTH=f"Bearer {ADMIN_KEY}", BENCH_N=str(N_DOCS)),
+    }, base
+
+
+def start_pocketbase(tmp, port):
+    pb_dir = os.path.join(tmp, "pb")
+    subprocess.run(["pocketbase", "superuser", "upsert", "bench@example.com", "bench-password-123", "--dir", pb_dir],
+                   check=True, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(["pocketbase", "serve", "--dir", pb_dir, "--http", f"127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    wait_up(f"{base}/api/health")
+    token = http("POST", f"{base}/api/collections/_superusers/auth-with-password",
+                 {"identity": "bench@example.com", "password": "bench-password-123"})["token"]
+    http("POST", f"{base}/api/collections", {
+        "name": "bench", "type": "base", "listRule": "", "viewRule": "", "createRule": "", "updateRule": "", "deleteRule": "",
+        "fields": [{"name": "title", "type": "text"}, {"name": "count", "type": "number"},
+                   {"name": "published", "type": "bool"}, {"name": "body", "type": "text"}]}, {"Authorization": token})
+
+    def create(i):
+        http("POST", f"{base}/api/collections/bench/records", {"id": f"b{i:014d}", **doc_body(i)})
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(create, range(1, N_DOCS + 1)))
+    return proc, {
+        "create": dict(BENCH_MODE="create", BENCH_PATH="/api/collections/bench/records"),
+        "get": dict(BENCH_MODE="get", BENCH_PATH="/api/collections/bench/records/b", BENCH_N=str(N_DOCS)),
+    }, base
+
+
+def wrk(base, env, duration, connections):
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "-s", LUA, base],
+                         env=dict(os.environ, **env), capture_output=True, text=True, timeout=duration + 60).stdout
+    line = next(l for l in out.splitlines() if l.startswith("RESULT"))
+    return {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--connections", type=int, default=16)
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="hearth-bench-")
+    procs = []
+    try:
+        h_proc, h_env, h_base = start_hearth(tmp, 18080); procs.append(h_proc)
+        p_proc, p_env, p_base = start_pocketbase(tmp, 18090); procs.append(p_proc)
+        results = {}
+        for workload in ["create", "get"]:
+            for _ in range(args.rounds):
+                for name, base, env in [("hearth", h_base, h_env), ("pocketbase", p_base, p_env)]:
+                    r = wrk(base, env[workload], args.duration, args.connections)
+                    results.setdefault((workload, name), []).append(r)
+                    print(f"{workload:7} {name:10} {r['rps']:9.0f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  errors {int(r['non2xx'])}", flush=True)
+        print()
+        print("| workload | Hearth req/s | PocketBase req/s | ratio | Hearth p99 ms | PocketBase p99 ms |")
+        print("|---|---|---|---|---|---|")
+        for workload in ["create", "get"]:
+            h = statistics.median(r["rps"] for r in results[(workload, "hearth")])
+            p = statistics.median(r["rps"] for r in results[(workload, "pocketbase")])
+            hp99 = statistics.median(r["p99_ms"] for r in results[(workload, "hearth")])
+            pp99 = statistics.median(r["p99_ms"] for r in results[(workload, "pocketbase")])
+            print(f"| {workload} | {h:.0f} | {p:.0f} | {h / p:.2f}x | {hp99:.2f} | {pp99:.2f} |")
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
