@@ -5,8 +5,11 @@ import HearthCore
 public enum AuthRequest {
     /// `POST /v1/auth/signup {email, password, displayName?}`.
     public struct SignUp: Sendable, Equatable {
+        /// The `email` field.
         public var email: String
+        /// The `password` field.
         public var password: String
+        /// The `displayName` field.
         public var displayName: String?
 
         /// Decodes the body.
@@ -20,7 +23,9 @@ public enum AuthRequest {
 
     /// `POST /v1/auth/login {email, password}`.
     public struct LogIn: Sendable, Equatable {
+        /// The `email` field.
         public var email: String
+        /// The `password` field.
         public var password: String
 
         /// Decodes the body.
@@ -33,6 +38,7 @@ public enum AuthRequest {
 
     /// `POST /v1/auth/refresh {refreshToken}`.
     public struct Refresh: Sendable, Equatable {
+        /// The `refreshToken` field.
         public var refreshToken: String
 
         /// Decodes the body.
@@ -43,7 +49,9 @@ public enum AuthRequest {
 
     /// `POST /v1/auth/password {currentPassword, newPassword}`.
     public struct ChangePassword: Sendable, Equatable {
+        /// The `currentPassword` field.
         public var currentPassword: String
+        /// The `newPassword` field.
         public var newPassword: String
 
         /// Decodes the body.
@@ -56,6 +64,7 @@ public enum AuthRequest {
 
     /// `POST /v1/auth/password-reset {email}`.
     public struct PasswordReset: Sendable, Equatable {
+        /// The `email` field.
         public var email: String
 
         /// Decodes the body.
@@ -66,7 +75,9 @@ public enum AuthRequest {
 
     /// `POST /v1/auth/password-reset/confirm {token, newPassword}`.
     public struct PasswordResetConfirm: Sendable, Equatable {
+        /// The `token` field.
         public var token: String
+        /// The `newPassword` field.
         public var newPassword: String
 
         /// Decodes the body.
@@ -79,6 +90,7 @@ public enum AuthRequest {
 
     /// `POST /v1/auth/verify-email/confirm {token}`.
     public struct VerifyEmailConfirm: Sendable, Equatable {
+        /// The `token` field.
         public var token: String
 
         /// Decodes the body.
@@ -90,6 +102,7 @@ public enum AuthRequest {
     /// An admin's new account, also the shape of a fixture file's `users` entries:
     /// `{uid?, email?, password?, displayName?, emailVerified?, disabled?, claims?}`.
     public struct CreateUser: Sendable, Equatable {
+        /// The account to make.
         public var user: AuthService.NewUser
 
         /// Decodes the body; `claims` is a map in the value wire encoding.
@@ -107,6 +120,7 @@ public enum AuthRequest {
 
     /// An admin's claims update: `{claims: {...}}`.
     public struct SetClaims: Sendable, Equatable {
+        /// The `claims` field.
         public var claims: [String: Value]
 
         /// Decodes the body.

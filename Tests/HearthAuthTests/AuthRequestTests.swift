@@ -1,0 +1,48 @@
+import HearthCore
+import Testing
+@testable import HearthAuth
+
+@Suite struct AuthRequestTests {
+    func json(_ text: String) throws -> JSON { try JSON.parse(text) }
+
+    @Test func decodesTheDesignBodies() throws {
+        let signUp = try AuthRequest.SignUp(json: json(#"{"email": "a@b.co", "password": "pw", "displayName": null}"#))
+        #expect(signUp == AuthRequest.SignUp(json: try json(#"{"email": "a@b.co", "password": "pw"}"#)))
+        #expect(signUp.displayName == nil)
+        #expect(try AuthRequest.LogIn(json: json(#"{"email": "a@b.co", "password": "pw"}"#)).password == "pw")
+        #expect(try AuthRequest.Refresh(json: json(#"{"refreshToken": "hrt_x"}"#)).refreshToken == "hrt_x")
+        #expect(try AuthRequest.ChangePassword(json: json(#"{"currentPassword": "a", "newPassword": "b"}"#)).newPassword == "b")
+        #expect(try AuthRequest.PasswordReset(json: json(#"{"email": "a@b.co"}"#)).email == "a@b.co")
+        #expect(try AuthRequest.PasswordResetConfirm(json: json(#"{"token": "t", "newPassword": "n"}"#)).token == "t")
+        #expect(try AuthRequest.VerifyEmailConfirm(json: json(#"{"token": "t"}"#)).token == "t")
+        let create = try AuthRequest.CreateUser(json: json(
+            #"{"uid": "alice", "email": "alice@example.com", "password": "pw", "emailVerified": true, "claims": {"admin": true, "since": {"$timestamp": "2026-01-01T00:00:00Z"}}}"#))
+        #expect(create.user.uid == "alice" && create.user.emailVerified)
+        #expect(create.user.claims["since"] == .timestamp(Timestamp(rfc3339: "2026-01-01T00:00:00Z")!))
+        #expect(try AuthRequest.SetClaims(json: json(#"{"claims": {}}"#)).claims.isEmpty)
+    }
+
+    @Test func missingWrongTypedAndUnknownFieldsNameTheField() throws {
+        #expect(throws: HearthError.invalidArgument("password is required")) {
+            try AuthRequest.LogIn(json: self.json(#"{"email": "a@b.co"}"#))
+        }
+        #expect(throws: HearthError.invalidArgument("email must be a string, got a number")) {
+            try AuthRequest.LogIn(json: self.json(#"{"email": 3, "password": "x"}"#))
+        }
+        #expect(throws: HearthError.invalidArgument("the request body must be a JSON object, got an array")) {
+            try AuthRequest.Refresh(json: self.json("[]"))
+        }
+        #expect(throws: HearthError.invalidArgument("unknown field 'returnSecureToken'; expected email, password")) {
+            try AuthRequest.LogIn(json: self.json(#"{"email": "a", "password": "b", "returnSecureToken": true}"#))
+        }
+        #expect(throws: HearthError.invalidArgument("emailVerified must be a boolean, got a string")) {
+            try AuthRequest.CreateUser(json: self.json(#"{"emailVerified": "yes"}"#))
+        }
+        #expect(throws: HearthError.invalidArgument("claims is required")) {
+            try AuthRequest.SetClaims(json: self.json("{}"))
+        }
+        #expect(throws: HearthError.self) {
+            try AuthRequest.SetClaims(json: self.json(#"{"claims": {"x": {"$int": "nope"}}}"#))
+        }
+    }
+}
