@@ -7,7 +7,7 @@ import Testing
 
     @Test func decodesTheDesignBodies() throws {
         let signUp = try AuthRequest.SignUp(json: json(#"{"email": "a@b.co", "password": "pw", "displayName": null}"#))
-        #expect(signUp == AuthRequest.SignUp(json: try json(#"{"email": "a@b.co", "password": "pw"}"#)))
+        #expect(try signUp == AuthRequest.SignUp(json: json(#"{"email": "a@b.co", "password": "pw"}"#)))
         #expect(signUp.displayName == nil)
         #expect(try AuthRequest.LogIn(json: json(#"{"email": "a@b.co", "password": "pw"}"#)).password == "pw")
         #expect(try AuthRequest.Refresh(json: json(#"{"refreshToken": "hrt_x"}"#)).refreshToken == "hrt_x")

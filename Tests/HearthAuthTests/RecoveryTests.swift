@@ -29,7 +29,7 @@ import Testing
         _ = try await f.service.signUp(email: "ray@example.com", password: "password1")
         try await f.service.requestPasswordReset(email: "ray@example.com")
         try await f.service.requestPasswordReset(email: "ray@example.com")
-        let mails = try await f.storage.pendingOutbox(limit: 10)
+        let mails = await f.storage.pendingOutbox(limit: 10)
         #expect(mails.count == 2)
         #expect(await caught { try await f.service.confirmPasswordReset(token: mails[0].token, newPassword: "password2") }?.code
             == .invalidArgument)

@@ -50,11 +50,15 @@ enum Fixture {
 }
 
 /// The error a throwing call raised, or nil if it succeeded.
-func caught<T>(_ body: () async throws(HearthError) -> T) async -> HearthError? {
+/// (Untyped so closures inside `#expect` infer; every error here is a `HearthError`, anything else is
+/// reported as an internal one.)
+func caught<T>(_ body: () async throws -> T) async -> HearthError? {
     do {
         _ = try await body()
         return nil
-    } catch {
+    } catch let error as HearthError {
         return error
+    } catch {
+        return .internal("unexpected error type: \(error)")
     }
 }
