@@ -39,7 +39,9 @@ public final class HashingPool: @unchecked Sendable {  // `state` is only touche
 
     private struct Job {
         let id: UInt64
-        let run: @Sendable () -> Void
+        /// Does the work and answers how to hand its result over; the hand-over runs after the pool's
+        /// counters are updated, so a caller never sees counters that lag behind its own result.
+        let run: @Sendable () -> @Sendable () -> Void
         let cancel: @Sendable () -> Void
     }
 
@@ -107,7 +109,10 @@ public final class HashingPool: @unchecked Sendable {  // `state` is only touche
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, HearthError>, Never>) in
                 let job = Job(
                     id: id,
-                    run: { continuation.resume(returning: .success(work())) },
+                    run: {
+                        let value = work()
+                        return { continuation.resume(returning: .success(value)) }
+                    },
                     cancel: { continuation.resume(returning: .failure(.unavailable("The request was cancelled."))) }
                 )
                 condition.lock()
@@ -171,12 +176,13 @@ public final class HashingPool: @unchecked Sendable {  // `state` is only touche
             state.stats.peakRunning = max(state.stats.peakRunning, state.stats.running)
             condition.unlock()
 
-            job!.run()
+            let handOver = job!.run()
 
             condition.lock()
             state.stats.running -= 1
             state.stats.completed += 1
             condition.unlock()
+            handOver()
         }
     }
 }
