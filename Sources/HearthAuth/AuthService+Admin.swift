@@ -52,7 +52,10 @@ extension AuthService {
         let uid = new.uid ?? makeAutoID()
         try Self.validateUID(uid)
         let email = try new.email.map { (raw) throws(HearthError) in try EmailAddress(raw) }
-        if let password = new.password { try configuration.passwordPolicy.check(password) }
+        if let password = new.password {
+            guard email != nil else { throw .invalidArgument("password needs an email to sign in with") }
+            try configuration.passwordPolicy.check(password)
+        }
         try Self.validateClaims(new.claims)
         let name = try Self.checkDisplayName(new.displayName)
         if let email, try await storage.user(emailNormalized: email.normalized) != nil { throw Self.emailTaken }

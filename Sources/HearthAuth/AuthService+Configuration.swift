@@ -17,6 +17,9 @@ extension AuthService {
         public var loginThrottle: LoginThrottle.Configuration
         /// Backoff for mail-sending requests (password reset, verification): every request counts.
         public var mailThrottle: LoginThrottle.Configuration
+        /// Backoff for account creation (sign-up, anonymous sign-in) per client address: every creation
+        /// counts, so one client cannot fill the hashing queue or the user table.
+        public var creationThrottle: LoginThrottle.Configuration
         /// Whether `signInAnonymously` is allowed.
         public var allowAnonymous: Bool
 
@@ -28,6 +31,9 @@ extension AuthService {
                     mailThrottle: LoginThrottle.Configuration = LoginThrottle.Configuration(
                         freeAccountFailures: 3, freeAddressFailures: 20, baseDelaySeconds: 60,
                         maxDelaySeconds: 3_600, forgetAfterSeconds: 86_400),
+                    creationThrottle: LoginThrottle.Configuration = LoginThrottle.Configuration(
+                        freeAccountFailures: 0, freeAddressFailures: 30, baseDelaySeconds: 2,
+                        maxDelaySeconds: 600, forgetAfterSeconds: 3_600),
                     allowAnonymous: Bool = true) {
             self.accessTokenLifetime = max(1, accessTokenLifetime)
             self.refreshTokenLifetime = max(1, refreshTokenLifetime)
@@ -36,6 +42,7 @@ extension AuthService {
             self.passwordPolicy = passwordPolicy
             self.loginThrottle = loginThrottle
             self.mailThrottle = mailThrottle
+            self.creationThrottle = creationThrottle
             self.allowAnonymous = allowAnonymous
         }
     }

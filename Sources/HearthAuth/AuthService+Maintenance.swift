@@ -18,6 +18,7 @@ extension AuthService {
         let tokens = try await storage.deleteOneTimeTokens(expiredBefore: time)
         loginThrottle.withLock { $0.sweep() }
         mailThrottle.withLock { $0.sweep() }
+        creationThrottle.withLock { $0.sweep() }
         return SweepReport(sessions: sessions, oneTimeTokens: tokens)
     }
 

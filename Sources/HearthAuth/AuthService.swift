@@ -20,6 +20,7 @@ public final class AuthService: Sendable {
 
     let loginThrottle: Locked<LoginThrottle>
     let mailThrottle: Locked<LoginThrottle>
+    let creationThrottle: Locked<LoginThrottle>
     /// Verified against when an email has no account, so that answer takes as long as a wrong password.
     let dummyHash: String
 
@@ -34,6 +35,7 @@ public final class AuthService: Sendable {
         self.revocations = revocations
         self.loginThrottle = Locked(LoginThrottle(configuration: configuration.loginThrottle, now: now))
         self.mailThrottle = Locked(LoginThrottle(configuration: configuration.mailThrottle, now: now))
+        self.creationThrottle = Locked(LoginThrottle(configuration: configuration.creationThrottle, now: now))
         self.dummyHash = hasher.makeDummyHash()
     }
 
@@ -41,11 +43,12 @@ public final class AuthService: Sendable {
 
     /// Makes a password account and signs it in. A taken email answers `already-exists`, as Firebase Auth's
     /// `EMAIL_EXISTS` does: sign-up cannot hide that an address is in use without mailing the owner instead.
-    public func signUp(email rawEmail: String, password: String, displayName: String? = nil)
-        async throws(HearthError) -> SignInResult {
+    public func signUp(email rawEmail: String, password: String, displayName: String? = nil,
+                       clientAddress: String? = nil) async throws(HearthError) -> SignInResult {
         let email = try EmailAddress(rawEmail)
         try configuration.passwordPolicy.check(password)
         let name = try Self.checkDisplayName(displayName)
+        try admitCreation(from: clientAddress)
         if try await storage.user(emailNormalized: email.normalized) != nil { throw Self.emailTaken }
         let hash = try await hasher.hash(password)
         let user = UserRecord(uid: makeAutoID(), email: email.original, emailNormalized: email.normalized,
@@ -88,10 +91,11 @@ public final class AuthService: Sendable {
     }
 
     /// Makes an anonymous account and signs it in.
-    public func signInAnonymously() async throws(HearthError) -> SignInResult {
+    public func signInAnonymously(clientAddress: String? = nil) async throws(HearthError) -> SignInResult {
         guard configuration.allowAnonymous else {
             throw .permissionDenied("Anonymous sign-in is disabled on this server.")
         }
+        try admitCreation(from: clientAddress)
         let user = UserRecord(uid: makeAutoID(), anonymous: true, createdAt: now())
         try await storage.insertUser(user)
         return try await openSession(for: user)
@@ -215,6 +219,21 @@ public final class AuthService: Sendable {
         try await storage.insertSession(session)
         return SignInResult(user: user, token: access, refreshToken: refresh,
                             expiresIn: configuration.accessTokenLifetime, sessionID: session.id)
+    }
+
+    /// Counts an account creation from a client address, refusing with `resource-exhausted` when that
+    /// address made too many lately.
+    func admitCreation(from clientAddress: String?) throws(HearthError) {
+        guard let clientAddress else { return }
+        let wait: Int? = creationThrottle.withLock { throttle in
+            if let wait = throttle.retryAfter(account: nil, address: clientAddress) { return wait }
+            throttle.recordFailure(account: nil, address: clientAddress)
+            return nil
+        }
+        if let wait {
+            throw .resourceExhausted("Too many accounts created from this address; try again in \(wait) seconds.",
+                                     retryAfter: wait)
+        }
     }
 
     /// The session (live: not revoked, access token unexpired) and its active account.

@@ -106,3 +106,31 @@ import Testing
         #expect(AdminKey.bearerToken("Token abc") == nil)
     }
 }
+
+@Suite struct StorageTests {
+    @Test func memoryStorageConforms() async throws {
+        let failures = try await AuthStorageConformance.run { MemoryAuthStorage() }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
+}
+
+@Suite struct CreationThrottleTests {
+    @Test func oneAddressCannotCreateAccountsWithoutBound() async throws {
+        let configuration = AuthService.Configuration(
+            creationThrottle: .init(freeAccountFailures: 0, freeAddressFailures: 3, baseDelaySeconds: 5))
+        let f = Fixture.service(configuration)
+        for _ in 0..<3 { _ = try await f.service.signInAnonymously(clientAddress: "1.1.1.1") }
+        _ = try await f.service.signUp(email: "one@example.com", password: "password1", clientAddress: "1.1.1.1")
+        let error = await caught { try await f.service.signInAnonymously(clientAddress: "1.1.1.1") }
+        #expect(error?.code == .resourceExhausted && error?.retryAfter == 5)
+        _ = try await f.service.signInAnonymously(clientAddress: "2.2.2.2")
+        f.clock.advance(seconds: 5)
+        _ = try await f.service.signInAnonymously(clientAddress: "1.1.1.1")
+    }
+
+    @Test func adminPasswordNeedsAnEmail() async {
+        let f = Fixture.service()
+        #expect(await caught { try await f.service.createUser(.init(uid: "x", password: "password1")) }
+            == .invalidArgument("password needs an email to sign in with"))
+    }
+}
