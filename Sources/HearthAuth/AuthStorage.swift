@@ -3,7 +3,29 @@ import HearthCore
 /// Where accounts, sessions, one-time tokens and the outbox live. `AuthService` holds all the logic; an
 /// implementation only stores and finds rows, with the atomicity each method names (a SQL implementation
 /// gets it from a unique index or a single `UPDATE … WHERE`). Failures are `HearthError` (storage faults
-/// as `internal`, never leaking SQL or tokens).
+/// as `internal`, never leaking SQL or tokens). `AuthStorageConformance.run` checks an implementation.
+///
+/// A SQL shape that fits (hashes as 32-byte BLOBs, times as microseconds):
+/// ```sql
+/// CREATE TABLE auth_users (uid TEXT PRIMARY KEY, email TEXT, email_normalized TEXT UNIQUE,
+///   password_hash TEXT, display_name TEXT, email_verified INTEGER NOT NULL, anonymous INTEGER NOT NULL,
+///   claims TEXT NOT NULL /* wire JSON */, created_at INTEGER NOT NULL, disabled INTEGER NOT NULL);
+/// CREATE TABLE auth_sessions (id TEXT PRIMARY KEY, uid TEXT NOT NULL REFERENCES auth_users ON DELETE CASCADE,
+///   access_hash BLOB NOT NULL UNIQUE, access_issued INTEGER NOT NULL, access_expires INTEGER NOT NULL,
+///   refresh_hash BLOB NOT NULL UNIQUE, refresh_expires INTEGER NOT NULL, created_at INTEGER NOT NULL,
+///   revoked_at INTEGER, provider TEXT NOT NULL);
+/// CREATE TABLE auth_retired_refresh (hash BLOB PRIMARY KEY,
+///   session_id TEXT NOT NULL REFERENCES auth_sessions ON DELETE CASCADE);
+/// CREATE TABLE auth_one_time_tokens (hash BLOB PRIMARY KEY, purpose TEXT NOT NULL,
+///   uid TEXT NOT NULL REFERENCES auth_users ON DELETE CASCADE, email_normalized TEXT NOT NULL,
+///   created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL);
+/// CREATE TABLE auth_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, purpose TEXT NOT NULL,
+///   recipient TEXT NOT NULL, uid TEXT NOT NULL, token TEXT NOT NULL, expires_at INTEGER NOT NULL,
+///   created_at INTEGER NOT NULL);
+/// ```
+/// `rotateSession` is then one transaction: `UPDATE auth_sessions SET … WHERE id = ? AND refresh_hash = ?
+/// AND revoked_at IS NULL`, and on one changed row `INSERT INTO auth_retired_refresh`; `consumeOneTimeToken`
+/// is `DELETE … WHERE hash = ? AND purpose = ? RETURNING *`.
 public protocol AuthStorage: Sendable {
     // MARK: Users
 
