@@ -4,13 +4,16 @@ import HearthCore
 /// Unknown fields are refused, as Firebase's REST API refuses unknown names, so a typo never passes silently.
 public enum AuthRequest {
     /// `POST /v1/auth/signup {email, password, displayName?}`.
-    public struct SignUp: Sendable, Equatable {
+    public struct SignUp: Sendable, Equatable, CustomStringConvertible {
         /// The `email` field.
         public var email: String
         /// The `password` field.
         public var password: String
         /// The `displayName` field.
         public var displayName: String?
+
+        /// Redacted: secrets never reach a log through string interpolation.
+        public var description: String { "SignUp(email: \(email), password: <redacted>)" }
 
         /// Decodes the body.
         public init(json: JSON) throws(HearthError) {
@@ -22,11 +25,14 @@ public enum AuthRequest {
     }
 
     /// `POST /v1/auth/login {email, password}`.
-    public struct LogIn: Sendable, Equatable {
+    public struct LogIn: Sendable, Equatable, CustomStringConvertible {
         /// The `email` field.
         public var email: String
         /// The `password` field.
         public var password: String
+
+        /// Redacted: secrets never reach a log through string interpolation.
+        public var description: String { "LogIn(email: \(email), password: <redacted>)" }
 
         /// Decodes the body.
         public init(json: JSON) throws(HearthError) {
@@ -37,9 +43,12 @@ public enum AuthRequest {
     }
 
     /// `POST /v1/auth/refresh {refreshToken}`.
-    public struct Refresh: Sendable, Equatable {
+    public struct Refresh: Sendable, Equatable, CustomStringConvertible {
         /// The `refreshToken` field.
         public var refreshToken: String
+
+        /// Redacted: secrets never reach a log through string interpolation.
+        public var description: String { "Refresh(refreshToken: <redacted>)" }
 
         /// Decodes the body.
         public init(json: JSON) throws(HearthError) {
@@ -48,11 +57,14 @@ public enum AuthRequest {
     }
 
     /// `POST /v1/auth/password {currentPassword, newPassword}`.
-    public struct ChangePassword: Sendable, Equatable {
+    public struct ChangePassword: Sendable, Equatable, CustomStringConvertible {
         /// The `currentPassword` field.
         public var currentPassword: String
         /// The `newPassword` field.
         public var newPassword: String
+
+        /// Redacted: secrets never reach a log through string interpolation.
+        public var description: String { "ChangePassword(passwords: <redacted>)" }
 
         /// Decodes the body.
         public init(json: JSON) throws(HearthError) {
@@ -74,11 +86,14 @@ public enum AuthRequest {
     }
 
     /// `POST /v1/auth/password-reset/confirm {token, newPassword}`.
-    public struct PasswordResetConfirm: Sendable, Equatable {
+    public struct PasswordResetConfirm: Sendable, Equatable, CustomStringConvertible {
         /// The `token` field.
         public var token: String
         /// The `newPassword` field.
         public var newPassword: String
+
+        /// Redacted: secrets never reach a log through string interpolation.
+        public var description: String { "PasswordResetConfirm(token: <redacted>, newPassword: <redacted>)" }
 
         /// Decodes the body.
         public init(json: JSON) throws(HearthError) {
@@ -89,9 +104,12 @@ public enum AuthRequest {
     }
 
     /// `POST /v1/auth/verify-email/confirm {token}`.
-    public struct VerifyEmailConfirm: Sendable, Equatable {
+    public struct VerifyEmailConfirm: Sendable, Equatable, CustomStringConvertible {
         /// The `token` field.
         public var token: String
+
+        /// Redacted: secrets never reach a log through string interpolation.
+        public var description: String { "VerifyEmailConfirm(token: <redacted>)" }
 
         /// Decodes the body.
         public init(json: JSON) throws(HearthError) {
@@ -101,9 +119,12 @@ public enum AuthRequest {
 
     /// An admin's new account, also the shape of a fixture file's `users` entries:
     /// `{uid?, email?, password?, displayName?, emailVerified?, disabled?, claims?}`.
-    public struct CreateUser: Sendable, Equatable {
+    public struct CreateUser: Sendable, Equatable, CustomStringConvertible {
         /// The account to make.
         public var user: AuthService.NewUser
+
+        /// Redacted through `NewUser`'s description.
+        public var description: String { "CreateUser(\(user))" }
 
         /// Decodes the body; `claims` is a map in the value wire encoding.
         public init(json: JSON) throws(HearthError) {

@@ -2,7 +2,7 @@ import HearthCore
 
 extension AuthService {
     /// An account to make with the admin key (or from a fixture file).
-    public struct NewUser: Sendable, Equatable {
+    public struct NewUser: Sendable, Equatable, CustomStringConvertible {
         /// The uid to use; a random one if nil.
         public var uid: String?
         /// The email, if any.
@@ -17,6 +17,11 @@ extension AuthService {
         public var claims: [String: Value]
         /// Whether the account starts disabled.
         public var disabled: Bool
+
+        /// Redacted: the password never reaches a log through string interpolation.
+        public var description: String {
+            "NewUser(uid: \(uid ?? "<random>"), email: \(email ?? "<none>"), password: \(password == nil ? "<none>" : "<redacted>"))"
+        }
 
         /// Makes a description of a new account.
         public init(uid: String? = nil, email: String? = nil, password: String? = nil, displayName: String? = nil,

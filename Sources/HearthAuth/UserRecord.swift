@@ -1,7 +1,7 @@
 import HearthCore
 
 /// A stored account. Shaped as one table row: the email's normalized form is the unique key.
-public struct UserRecord: Sendable, Equatable {
+public struct UserRecord: Sendable, Equatable, CustomStringConvertible {
     /// The account's id (`request.auth.uid`).
     public var uid: String
     /// The email as given, or nil for anonymous accounts.
@@ -37,6 +37,11 @@ public struct UserRecord: Sendable, Equatable {
         self.claims = claims
         self.createdAt = createdAt
         self.disabled = disabled
+    }
+
+    /// Without the password hash, which is worth an offline guessing attack to whoever reads a log.
+    public var description: String {
+        "UserRecord(uid: \(uid), email: \(email ?? "<none>"), anonymous: \(anonymous), disabled: \(disabled))"
     }
 
     /// The sign-in provider rules see as `firebase.sign_in_provider`.

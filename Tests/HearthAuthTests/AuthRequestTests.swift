@@ -46,3 +46,25 @@ import Testing
         }
     }
 }
+
+@Suite struct RedactionTests {
+    @Test func secretsStayOutOfDescriptions() throws {
+        let secret = "pa55word-secret"
+        let token = Tokens.generate(.refresh)
+        let values: [any CustomStringConvertible] = [
+            try AuthRequest.LogIn(json: JSON.parse(#"{"email": "a@b.co", "password": "\#(secret)"}"#)),
+            try AuthRequest.SignUp(json: JSON.parse(#"{"email": "a@b.co", "password": "\#(secret)"}"#)),
+            try AuthRequest.Refresh(json: JSON.parse(#"{"refreshToken": "\#(token)"}"#)),
+            try AuthRequest.ChangePassword(json: JSON.parse(#"{"currentPassword": "\#(secret)", "newPassword": "\#(secret)"}"#)),
+            try AuthRequest.PasswordResetConfirm(json: JSON.parse(#"{"token": "\#(token)", "newPassword": "\#(secret)"}"#)),
+            try AuthRequest.VerifyEmailConfirm(json: JSON.parse(#"{"token": "\#(token)"}"#)),
+            try AuthRequest.CreateUser(json: JSON.parse(#"{"email": "a@b.co", "password": "\#(secret)"}"#)),
+            UserRecord(uid: "u", passwordHash: "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$" + secret, createdAt: Timestamp(microseconds: 0)),
+        ]
+        for value in values {
+            let text = "\(value)"
+            #expect(!text.contains(secret) && !text.contains(token), "\(text)")
+            #expect(!String(reflecting: value).contains(secret))
+        }
+    }
+}
