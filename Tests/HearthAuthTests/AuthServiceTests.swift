@@ -309,3 +309,26 @@ import Testing
         #expect(try await f.service.sweep().sessions == 1)
     }
 }
+
+@Suite struct EnumerationTimingTests {
+    /// An unknown email costs one real Argon2 verification, like a wrong password. Medians of a few runs
+    /// with a noticeable memory cost; the bound is loose because the machine is shared.
+    @Test func unknownEmailTakesAboutAsLongAsAWrongPassword() async throws {
+        let f = Fixture.service(parameters: .init(memoryKiB: 8_192, iterations: 2, parallelism: 1))
+        _ = try await f.service.signUp(email: "timing@example.com", password: "password1")
+        func median(_ email: String) async -> Double {
+            var samples: [Double] = []
+            for _ in 0..<5 {
+                let clock = ContinuousClock()
+                let start = clock.now
+                _ = await caught { try await f.service.logIn(email: email, password: "wrong-password") }
+                let elapsed = clock.now - start
+                samples.append(Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
+            }
+            return samples.sorted()[2]
+        }
+        let wrong = await median("timing@example.com")
+        let unknown = await median("nobody-here@example.com")
+        #expect(unknown > wrong / 3 && unknown < wrong * 3, "wrong password \(wrong)s, unknown email \(unknown)s")
+    }
+}

@@ -104,3 +104,21 @@ final class Gate: @unchecked Sendable {
         #expect(await caught { try await pool.run { 3 } }?.code == .unavailable)
     }
 }
+
+@Suite struct HashingPoolCancellationTests {
+    @Test func cancellingAWaitingCallerDropsItsJob() async {
+        let pool = HashingPool(configuration: .init(threads: 1, maxQueueLength: 4))
+        defer { pool.shutdown() }
+        let gate = Gate()
+        async let running: Int? = try? pool.run { gate.wait(); return 1 }
+        await Task.detached { gate.waitForArrivals(1) }.value
+        let waiter = Task { await caught { try await pool.run { 2 } } }
+        while pool.statistics.queued < 1 { await Task.yield() }
+        waiter.cancel()
+        #expect(await waiter.value?.code == .unavailable)
+        #expect(pool.statistics.queued == 0)
+        gate.release()
+        #expect(await running == 1)
+        #expect(pool.statistics.completed == 1)
+    }
+}
