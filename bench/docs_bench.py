@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LUA = os.path.join(ROOT, "bench", "lua", "docs.lua")
 N_DOCS = 30_000
-ADMIN_KEY = "bench-admin-key"
+ADMIN_KEY = "hak_bench_admin_key_0123456789abcdef"
 
 
 def http(method, url, body=None, headers=None):

@@ -27,7 +27,9 @@ public final class Store: Sendable {
         public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
 
         /// The database file's path.
-        public var databasePath: String { (dataDirectory as NSString).appendingPathComponent("hearth.sqlite") }
+        public var databasePath: String {
+            dataDirectory.hasSuffix("/") ? dataDirectory + "hearth.sqlite" : dataDirectory + "/hearth.sqlite"
+        }
     }
 
     /// The configuration the store was opened with.

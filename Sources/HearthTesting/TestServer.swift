@@ -27,13 +27,14 @@ public final class TestServer: Sendable {
         configuration.port = 0
         configuration.dataDirectory = dataDirectory ?? Self.temporaryDirectory()
         configuration.logLevel = .warning
+        configuration.adminKey = "hak_test_" + makeAutoID() + makeAutoID()
         configure(&configuration)
         let ready = PortBox()
         let (app, services) = try await buildApplication(configuration: configuration) { port in ready.set(port) }
         let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "hearth.test")))
         let task = Task { try await group.run() }
         let port = try await ready.wait()
-        return TestServer(port: port, adminKey: services.adminKey.value, dataDirectory: configuration.dataDirectory,
+        return TestServer(port: port, adminKey: configuration.adminKey!, dataDirectory: configuration.dataDirectory,
                           services: services, task: task, group: group, keepData: keepData || dataDirectory != nil)
     }
 

@@ -1,0 +1,42 @@
+import HearthCore
+
+extension AuthService {
+    /// The identity rules see for a session: `request.auth = {uid, token}`, with Firebase's token claims —
+    /// `sub` and `user_id` (the uid), `email` and `email_verified` (accounts with an email), `name`,
+    /// `auth_time`, `iat`, `exp` (seconds), `firebase: {sign_in_provider, identities}` — over the custom
+    /// claims, which may not use these names.
+    public static func identity(user: UserRecord, session: SessionRecord) -> Identity {
+        var token = user.claims
+        token["sub"] = .string(user.uid)
+        token["user_id"] = .string(user.uid)
+        var identities: [String: Value] = [:]
+        if let email = user.email {
+            token["email"] = .string(email)
+            token["email_verified"] = .bool(user.emailVerified)
+            identities["email"] = .array([.string(email)])
+        }
+        if let name = user.displayName { token["name"] = .string(name) }
+        token["auth_time"] = .int(session.createdAt.epochSeconds)
+        token["iat"] = .int(session.accessIssuedAt.epochSeconds)
+        token["exp"] = .int(session.accessExpires.epochSeconds)
+        token["firebase"] = .map([
+            "sign_in_provider": .string(session.provider.rawValue),
+            "identities": .map(identities),
+        ])
+        return .user(uid: user.uid, token: token)
+    }
+
+    /// Checks a custom-claims map: no reserved names, at most `AuthLimits.maxClaimsBytes` as JSON.
+    public static func validateClaims(_ claims: [String: Value]) throws(HearthError) {
+        for key in claims.keys.sorted() {
+            if AuthLimits.reservedClaims.contains(key) {
+                throw .invalidArgument("claims: '\(key)' is a reserved claim name")
+            }
+            try validateFieldName(key, at: "claims.\(key)")
+        }
+        let size = Value.encodeFields(claims).count
+        if size > AuthLimits.maxClaimsBytes {
+            throw .invalidArgument("claims are \(size) bytes as JSON; the limit is \(AuthLimits.maxClaimsBytes)")
+        }
+    }
+}

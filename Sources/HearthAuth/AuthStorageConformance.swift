@@ -1,0 +1,163 @@
+import HearthCore
+
+/// Checks that an `AuthStorage` keeps the protocol's promises (uniqueness, atomic rotation, single-use
+/// tokens, cascades, ordering), so every implementation — memory, SQLite, later PostgreSQL — is held to
+/// the same contract by one piece of code. Each test suite calls `run` with a factory of empty stores and
+/// expects no failures.
+public enum AuthStorageConformance {
+    /// Runs every check, each on a fresh empty store from `makeStorage`; answers one line per failed
+    /// expectation (empty when the store conforms).
+    public static func run(_ makeStorage: @Sendable () async throws(HearthError) -> any AuthStorage)
+        async throws(HearthError) -> [String] {
+        var failures: [String] = []
+        for (name, check) in checks {
+            var recorder = Recorder(name: name)
+            try await check(try await makeStorage(), &recorder)
+            failures += recorder.failures
+        }
+        return failures
+    }
+
+    struct Recorder {
+        let name: String
+        var failures: [String] = []
+
+        mutating func expect(_ condition: Bool, _ what: String) {
+            if !condition { failures.append("\(name): \(what)") }
+        }
+    }
+
+    typealias Check = @Sendable (any AuthStorage, inout Recorder) async throws(HearthError) -> Void
+
+    static let t0 = Timestamp(microseconds: 1_800_000_000_000_000)
+
+    static func at(_ seconds: Int64) -> Timestamp { t0.adding(seconds: seconds) }
+
+    static func user(_ uid: String, _ email: String? = nil) -> UserRecord {
+        UserRecord(uid: uid, email: email, emailNormalized: email.map(EmailAddress.normalize),
+                   passwordHash: nil, createdAt: t0)
+    }
+
+    static func session(_ id: String, uid: String, refreshExpires: Int64 = 1_000) -> SessionRecord {
+        SessionRecord(id: id, uid: uid, accessTokenHash: Tokens.hash("a-" + id), accessIssuedAt: t0,
+                      accessExpires: at(100), refreshTokenHash: Tokens.hash("r-" + id),
+                      refreshExpires: at(refreshExpires), createdAt: t0, provider: .password)
+    }
+
+    static let checks: [(String, Check)] = [
+        ("users are unique by uid and normalized email", { storage, r throws(HearthError) in
+            try await storage.insertUser(user("u1", "Ann@Example.com"))
+            r.expect(try await storage.user(uid: "u1")?.email == "Ann@Example.com", "reads back by uid")
+            r.expect(try await storage.user(emailNormalized: "ann@example.com")?.uid == "u1", "reads back by email")
+            r.expect(try await storage.user(emailNormalized: "Ann@Example.com") == nil, "looks up the normalized form only")
+            r.expect(await code { () throws(HearthError) in try await storage.insertUser(user("u1")) } == .alreadyExists,
+                     "a taken uid is already-exists")
+            r.expect(await code { () throws(HearthError) in try await storage.insertUser(user("u2", "ann@example.com")) } == .alreadyExists,
+                     "a taken email is already-exists")
+            try await storage.insertUser(user("u3"))
+            try await storage.insertUser(user("u4"))  // several accounts without email are fine
+            try await storage.insertUser(user("u2", "bob@example.com"))
+            var moved = user("u2", "ann@example.com")
+            r.expect(await code { () throws(HearthError) in try await storage.updateUser(moved) } == .alreadyExists,
+                     "moving to a taken email is already-exists")
+            moved = user("u2", "bea@example.com")
+            try await storage.updateUser(moved)
+            r.expect(try await storage.user(emailNormalized: "bob@example.com") == nil, "an old email is freed")
+            r.expect(try await storage.user(emailNormalized: "bea@example.com")?.uid == "u2", "a new email is indexed")
+            r.expect(await code { () throws(HearthError) in try await storage.updateUser(user("nobody")) } == .notFound,
+                     "updating a missing account is not-found")
+        }),
+        ("users list in uid byte order with paging", { storage, r throws(HearthError) in
+            for uid in ["b", "a", "é", "B", "c"] { try await storage.insertUser(user(uid)) }
+            let all = try await storage.listUsers(after: nil, limit: 10).map(\.uid)
+            r.expect(all == ["B", "a", "b", "c", "é"], "ordered by UTF-8 bytes, got \(all)")
+            let page = try await storage.listUsers(after: "a", limit: 2).map(\.uid)
+            r.expect(page == ["b", "c"], "resumes after a uid, got \(page)")
+        }),
+        ("rotation is compare-and-swap and retires the old refresh hash", { storage, r throws(HearthError) in
+            try await storage.insertUser(user("u"))
+            let s = session("s1", uid: "u")
+            try await storage.insertSession(s)
+            r.expect(try await storage.session(accessTokenHash: s.accessTokenHash)?.id == "s1", "found by access hash")
+            r.expect(try await storage.session(refreshTokenHash: s.refreshTokenHash)?.id == "s1", "found by refresh hash")
+            let rotation = SessionRotation(accessTokenHash: Tokens.hash("a2"), accessIssuedAt: at(50),
+                                           accessExpires: at(150), refreshTokenHash: Tokens.hash("r2"),
+                                           refreshExpires: at(2_000))
+            let rotated = try await storage.rotateSession(id: "s1", from: s.refreshTokenHash, to: rotation)
+            r.expect(rotated?.refreshTokenHash == Tokens.hash("r2") && rotated?.accessExpires == at(150),
+                     "answers the rotated session")
+            r.expect(try await storage.session(accessTokenHash: s.accessTokenHash) == nil, "the old access hash is gone")
+            r.expect(try await storage.session(refreshTokenHash: s.refreshTokenHash) == nil, "the old refresh hash is gone")
+            r.expect(try await storage.session(retiredRefreshHash: s.refreshTokenHash)?.id == "s1", "the old refresh hash is retired")
+            r.expect(try await storage.session(accessTokenHash: Tokens.hash("a2"))?.id == "s1", "the new access hash works")
+            let again = try await storage.rotateSession(id: "s1", from: s.refreshTokenHash, to: rotation)
+            r.expect(again == nil, "a second rotation from the same hash fails")
+            r.expect(try await storage.revokeSession(id: "s1", at: at(60)), "revoking a live session answers true")
+            r.expect(try await !storage.revokeSession(id: "s1", at: at(61)), "revoking twice answers false")
+            r.expect(try await storage.session(id: "s1")?.revokedAt == at(60), "keeps the first revocation time")
+            let afterRevoke = try await storage.rotateSession(id: "s1", from: Tokens.hash("r2"), to: rotation)
+            r.expect(afterRevoke == nil, "a revoked session does not rotate")
+        }),
+        ("revoking and deleting sessions", { storage, r throws(HearthError) in
+            try await storage.insertUser(user("u"))
+            try await storage.insertUser(user("v"))
+            for id in ["s1", "s2", "s3"] { try await storage.insertSession(session(id, uid: "u")) }
+            try await storage.insertSession(session("t1", uid: "v", refreshExpires: 10))
+            let revoked = try await storage.revokeSessions(uid: "u", except: "s2", at: at(5))
+            r.expect(revoked.sorted() == ["s1", "s3"], "revokes all but the kept one, got \(revoked)")
+            r.expect(try await storage.session(id: "s2")?.revokedAt == nil, "the kept session stays live")
+            r.expect(try await storage.sessions(uid: "u").count == 3, "lists an account's sessions")
+            let deleted = try await storage.deleteSessions(endedBefore: at(20))
+            r.expect(deleted == 3, "deletes revoked and refresh-expired sessions, got \(deleted)")
+            r.expect(try await storage.session(id: "s2") != nil, "keeps live sessions")
+            let live = try await storage.deleteUser(uid: "u")
+            r.expect(live == ["s2"], "deleting an account answers its live sessions, got \(String(describing: live))")
+            r.expect(try await storage.session(id: "s2") == nil, "deleting an account deletes its sessions")
+            r.expect(try await storage.deleteUser(uid: "u") == nil, "deleting a missing account answers nil")
+        }),
+        ("one-time tokens are single-use and only the newest works", { storage, r throws(HearthError) in
+            try await storage.insertUser(user("u", "u@example.com"))
+            func token(_ text: String, _ purpose: OneTimeTokenRecord.Purpose, expires: Int64 = 100) -> OneTimeTokenRecord {
+                OneTimeTokenRecord(tokenHash: Tokens.hash(text), purpose: purpose, uid: "u",
+                                   emailNormalized: "u@example.com", createdAt: t0, expiresAt: at(expires))
+            }
+            try await storage.replaceOneTimeToken(token("old", .passwordReset))
+            try await storage.replaceOneTimeToken(token("new", .passwordReset))
+            try await storage.replaceOneTimeToken(token("verify", .emailVerification, expires: 10))
+            r.expect(try await storage.consumeOneTimeToken(hash: Tokens.hash("old"), purpose: .passwordReset) == nil,
+                     "a replaced token is gone")
+            r.expect(try await storage.consumeOneTimeToken(hash: Tokens.hash("verify"), purpose: .passwordReset) == nil,
+                     "a token only works for its purpose")
+            r.expect(try await storage.consumeOneTimeToken(hash: Tokens.hash("new"), purpose: .passwordReset)?.uid == "u",
+                     "the newest token works")
+            r.expect(try await storage.consumeOneTimeToken(hash: Tokens.hash("new"), purpose: .passwordReset) == nil,
+                     "a token works once")
+            r.expect(try await storage.deleteOneTimeTokens(expiredBefore: at(50)) == 1, "expired tokens are swept")
+            try await storage.replaceOneTimeToken(token("again", .passwordReset))
+            try await storage.deleteOneTimeTokens(uid: "u", purpose: .passwordReset)
+            r.expect(try await storage.consumeOneTimeToken(hash: Tokens.hash("again"), purpose: .passwordReset) == nil,
+                     "an account's tokens can be deleted")
+        }),
+        ("the outbox is first in, first out", { storage, r throws(HearthError) in
+            try await storage.insertUser(user("u", "u@example.com"))
+            for id in ["m1", "m2", "m3"] {
+                try await storage.enqueueOutbox(OutboxMessage(id: id, purpose: .passwordReset, to: "u@example.com", uid: "u",
+                                                              token: "t", expiresAt: at(10), createdAt: t0))
+            }
+            r.expect(try await storage.pendingOutbox(limit: 2).map(\.id) == ["m1", "m2"], "oldest first, limited")
+            try await storage.deleteOutbox(id: "m1")
+            r.expect(try await storage.pendingOutbox(limit: 10).map(\.id) == ["m2", "m3"], "delivered messages go")
+            _ = try await storage.deleteUser(uid: "u")
+            r.expect(try await storage.pendingOutbox(limit: 10).isEmpty, "deleting an account drops its messages")
+        }),
+    ]
+
+    static func code(_ body: () async throws(HearthError) -> Void) async -> HearthError.Code? {
+        do {
+            try await body()
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import HearthCore
+
+/// An in-memory `AuthStorage`, for tests and throwaway servers. Every method runs inside the actor, which
+/// gives the atomicity the protocol asks for.
+public actor MemoryAuthStorage: AuthStorage {
+    private var users: [String: UserRecord] = [:]
+    private var uidByEmail: [String: String] = [:]
+    private var sessions: [String: SessionRecord] = [:]
+    private var sessionByAccess: [TokenHash: String] = [:]
+    private var sessionByRefresh: [TokenHash: String] = [:]
+    private var sessionByRetired: [TokenHash: String] = [:]
+    private var oneTimeTokens: [TokenHash: OneTimeTokenRecord] = [:]
+    private var outbox: [OutboxMessage] = []
+
+    /// Makes an empty store.
+    public init() {}
+
+    // MARK: Users
+
+    public func insertUser(_ user: UserRecord) throws(HearthError) {
+        guard users[user.uid] == nil else { throw .alreadyExists("An account with uid \(user.uid) already exists.") }
+        if let email = user.emailNormalized, uidByEmail[email] != nil {
+            throw .alreadyExists("The email address is already in use by another account.")
+        }
+        users[user.uid] = user
+        if let email = user.emailNormalized { uidByEmail[email] = user.uid }
+    }
+
+    public func user(uid: String) -> UserRecord? { users[uid] }
+
+    public func user(emailNormalized: String) -> UserRecord? {
+        uidByEmail[emailNormalized].flatMap { users[$0] }
+    }
+
+    public func updateUser(_ user: UserRecord) throws(HearthError) {
+        guard let old = users[user.uid] else { throw .notFound("No account with uid \(user.uid).") }
+        if let email = user.emailNormalized, let owner = uidByEmail[email], owner != user.uid {
+            throw .alreadyExists("The email address is already in use by another account.")
+        }
+        if let oldEmail = old.emailNormalized { uidByEmail[oldEmail] = nil }
+        if let email = user.emailNormalized { uidByEmail[email] = user.uid }
+        users[user.uid] = user
+    }
+
+    public func deleteUser(uid: String) -> [String]? {
+        guard let user = users.removeValue(forKey: uid) else { return nil }
+        if let email = user.emailNormalized { uidByEmail[email] = nil }
+        var live: [String] = []
+        for session in sessions.values where session.uid == uid {
+            if session.revokedAt == nil { live.append(session.id) }
+            removeSession(session.id)
+        }
+        oneTimeTokens = oneTimeTokens.filter { $0.value.uid != uid }
+        outbox.removeAll { $0.uid == uid }
+        return live.sorted()
+    }
+
+    public func listUsers(after afterUID: String?, limit: Int) -> [UserRecord] {
+        let sorted = users.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let start = afterUID.map { after in
+            sorted.firstIndex { after.utf8.lexicographicallyPrecedes($0.utf8) } ?? sorted.endIndex
+        } ?? sorted.startIndex
+        return sorted[start...].prefix(max(0, limit)).compactMap { users[$0] }
+    }
+
+    // MARK: Sessions
+
+    public func insertSession(_ session: SessionRecord) throws(HearthError) {
+        guard sessions[session.id] == nil else { throw .alreadyExists("Session \(session.id) already exists.") }
+        sessions[session.id] = session
+        sessionByAccess[session.accessTokenHash] = session.id
+        sessionByRefresh[session.refreshTokenHash] = session.id
+    }
+
+    public func session(id: String) -> SessionRecord? { sessions[id] }
+
+    public func session(accessTokenHash: TokenHash) -> SessionRecord? {
+        sessionByAccess[accessTokenHash].flatMap { sessions[$0] }
+    }
+
+    public func session(refreshTokenHash: TokenHash) -> SessionRecord? {
+        sessionByRefresh[refreshTokenHash].flatMap { sessions[$0] }
+    }
+
+    public func session(retiredRefreshHash: TokenHash) -> SessionRecord? {
+        sessionByRetired[retiredRefreshHash].flatMap { sessions[$0] }
+    }
+
+    public func rotateSession(id: String, from current: TokenHash, to rotation: SessionRotation) -> SessionRecord? {
+        guard var session = sessions[id], session.revokedAt == nil, session.refreshTokenHash == current else {
+            return nil
+        }
+        sessionByAccess[session.accessTokenHash] = nil
+        sessionByRefresh[current] = nil
+        sessionByRetired[current] = id
+        session.accessTokenHash = rotation.accessTokenHash
+        session.accessIssuedAt = rotation.accessIssuedAt
+        session.accessExpires = rotation.accessExpires
+        session.refreshTokenHash = rotation.refreshTokenHash
+        session.refreshExpires = rotation.refreshExpires
+        sessions[id] = session
+        sessionByAccess[rotation.accessTokenHash] = id
+        sessionByRefresh[rotation.refreshTokenHash] = id
+        return session
+    }
+
+    public func revokeSession(id: String, at time: Timestamp) -> Bool {
+        guard var session = sessions[id], session.revokedAt == nil else { return false }
+        session.revokedAt = time
+        sessions[id] = session
+        return true
+    }
+
+    public func revokeSessions(uid: String, except keep: String?, at time: Timestamp) -> [String] {
+        var revoked: [String] = []
+        for (id, var session) in sessions where session.uid == uid && session.revokedAt == nil && id != keep {
+            session.revokedAt = time
+            sessions[id] = session
+            revoked.append(id)
+        }
+        return revoked.sorted()
+    }
+
+    public func sessions(uid: String) -> [SessionRecord] {
+        sessions.values.filter { $0.uid == uid }.sorted { $0.id < $1.id }
+    }
+
+    public func deleteSessions(endedBefore cutoff: Timestamp) -> Int {
+        let ended = sessions.values.filter { s in
+            s.refreshExpires < cutoff || (s.revokedAt.map { $0 < cutoff } ?? false)
+        }
+        for session in ended { removeSession(session.id) }
+        return ended.count
+    }
+
+    private func removeSession(_ id: String) {
+        guard let session = sessions.removeValue(forKey: id) else { return }
+        sessionByAccess[session.accessTokenHash] = nil
+        sessionByRefresh[session.refreshTokenHash] = nil
+        sessionByRetired = sessionByRetired.filter { $0.value != id }
+    }
+
+    // MARK: One-time tokens
+
+    public func replaceOneTimeToken(_ token: OneTimeTokenRecord) {
+        oneTimeTokens = oneTimeTokens.filter { !($0.value.uid == token.uid && $0.value.purpose == token.purpose) }
+        oneTimeTokens[token.tokenHash] = token
+    }
+
+    public func consumeOneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose) -> OneTimeTokenRecord? {
+        guard let token = oneTimeTokens[hash], token.purpose == purpose else { return nil }
+        oneTimeTokens[hash] = nil
+        return token
+    }
+
+    public func deleteOneTimeTokens(uid: String, purpose: OneTimeTokenRecord.Purpose) {
+        oneTimeTokens = oneTimeTokens.filter { !($0.value.uid == uid && $0.value.purpose == purpose) }
+    }
+
+    public func deleteOneTimeTokens(expiredBefore cutoff: Timestamp) -> Int {
+        let before = oneTimeTokens.count
+        oneTimeTokens = oneTimeTokens.filter { $0.value.expiresAt >= cutoff }
+        return before - oneTimeTokens.count
+    }
+
+    // MARK: Outbox
+
+    public func enqueueOutbox(_ message: OutboxMessage) { outbox.append(message) }
+
+    public func pendingOutbox(limit: Int) -> [OutboxMessage] { Array(outbox.prefix(max(0, limit))) }
+
+    public func deleteOutbox(id: String) { outbox.removeAll { $0.id == id } }
+}
