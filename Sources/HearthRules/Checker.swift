@@ -101,7 +101,7 @@ struct Checker {
                 checkExpr(e, scope, locals: locals)
             }
         }
-        if !returned { error("function '\(f.name)' has no 'return'", at: f.start) }
+        if !returned, !f.hadParseErrors { error("function '\(f.name)' has no 'return'", at: f.start) }
     }
 
     /// Checks calls inside an expression. Recursion is bounded by the parser's depth limit.

@@ -43,7 +43,12 @@ struct Parser {
         }
         while !atEnd, !tooManyErrors {
             if current.isIdentifier("service") {
-                do throws(ParseAbort) { file.services.append(try parseService()) } catch { synchronize(); skipStray() }
+                let statementStart = current.start
+                do throws(ParseAbort) { file.services.append(try parseService()) } catch {
+                    synchronize()
+                    if current.start == statementStart { advance() }
+                    skipStray()
+                }
             } else {
                 if case .invalid(let message) = current.kind {
                     error(message, at: current.start)
@@ -82,6 +87,7 @@ struct Parser {
                 return body
             }
             if tooManyErrors { return body }
+            let statementStart = current.start
             do throws(ParseAbort) {
                 if current.isIdentifier("match") {
                     body.append(.match(try parseMatch(depth: depth + 1)))
@@ -98,8 +104,7 @@ struct Parser {
                     throw ParseAbort()
                 }
             } catch {
-                synchronize()
-                if current.isSymbol(";") { advance() }
+                recover(from: statementStart)
             }
         }
         advance()
@@ -108,10 +113,6 @@ struct Parser {
 
     private mutating func parseMatch(depth: Int) throws(ParseAbort) -> MatchDecl {
         let start = current.start
-        if depth > RulesLimits.maxMatchDepth {
-            error("match blocks are nested more than \(RulesLimits.maxMatchDepth) deep", at: start)
-            throw ParseAbort()
-        }
         // The pattern is read in path mode straight from the bytes after `match`.
         if let bad = lexer.skipTrivia() {
             error(bad.kindMessage, at: bad.start)
@@ -168,6 +169,19 @@ struct Parser {
             starts.append(segStart)
         }
         current = lexer.next()
+        if depth > RulesLimits.maxMatchDepth {
+            error("match blocks are nested more than \(RulesLimits.maxMatchDepth) deep", at: start)
+            // Skip the whole block, iteratively, so that deeper blocks do not each report again.
+            var level = 0
+            while !atEnd {
+                if current.isSymbol("{") { level += 1 } else if current.isSymbol("}") {
+                    level -= 1
+                    if level <= 0 { advance(); break }
+                }
+                advance()
+            }
+            return MatchDecl(pattern: [], segmentStarts: [], body: [], start: start)
+        }
         try expectSymbol("{", "expected '{' after the match pattern")
         let body = parseBlock(depth: depth)
         return MatchDecl(pattern: pattern, segmentStarts: starts, body: body, start: start)
@@ -212,6 +226,7 @@ struct Parser {
         try expectSymbol(")", "expected ')' after the parameters")
         try expectSymbol("{", "expected '{' to start the function body")
         var body: [FunctionStatement] = []
+        var hadParseErrors = false
         while !current.isSymbol("}") {
             if atEnd { error("expected '}' to close function '\(name)'", at: current.start); throw ParseAbort() }
             if tooManyErrors { throw ParseAbort() }
@@ -234,12 +249,12 @@ struct Parser {
                     throw ParseAbort()
                 }
             } catch {
-                synchronize()
-                if current.isSymbol(";") { advance() }
+                hadParseErrors = true
+                recover(from: at)
             }
         }
         advance()
-        return FunctionDecl(name: name, parameters: params, body: body, start: start)
+        return FunctionDecl(name: name, parameters: params, body: body, start: start, hadParseErrors: hadParseErrors)
     }
 
     /// A statement ends with ';'; before a closing brace or the next statement keyword it may be left out.
@@ -405,7 +420,8 @@ struct Parser {
             advance()
             let inner = try parseExpression()
             try expectSymbol(")", "expected ')' to close '('")
-            return inner
+            // Keep the parentheses in the span so that denial messages quote the source exactly.
+            return Expr(inner.kind, start: t.start, end: previousEnd)
         case .symbol("["):
             advance()
             let items = try parseList(closing: "]")
@@ -544,6 +560,19 @@ struct Parser {
                 if startsStatement(current) { return }
             }
             advance()
+        }
+    }
+
+    /// After a failed statement: resynchronize, and make sure at least one token was consumed so that
+    /// the enclosing loop always progresses.
+    private mutating func recover(from statementStart: Int) {
+        synchronize()
+        if current.isSymbol(";") {
+            advance()
+        } else if current.start == statementStart, !atEnd, !current.isSymbol("}") {
+            advance()
+            synchronize()
+            if current.isSymbol(";") { advance() }
         }
     }
 

@@ -62,4 +62,6 @@ struct FunctionDecl: Sendable {
     var parameters: [String]
     var body: [FunctionStatement]
     var start: Int
+    /// True when a statement of the body failed to parse (the checker then skips body-shape checks).
+    var hadParseErrors = false
 }

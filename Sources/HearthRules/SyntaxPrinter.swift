@@ -62,7 +62,10 @@ enum SyntaxPrinter {
                 case .interpolated(let inner): return "/$(" + expr(inner) + ")"
                 }
             }.joined()
-        case .unary(let op, let a): return "(" + op.rawValue + expr(a) + ")"
+        case .unary(let op, let a):
+            let inner = expr(a)
+            // `- -3`, not `--3`: keep a folded negative literal readable.
+            return "(" + op.rawValue + (inner.hasPrefix("-") ? " " : "") + inner + ")"
         case .binary(let op, let a, let b): return "(" + expr(a) + " " + op.rawValue + " " + expr(b) + ")"
         case .conditional(let a, let b, let c): return "(" + expr(a) + " ? " + expr(b) + " : " + expr(c) + ")"
         case .member(let a, let name): return expr(a) + "." + name
