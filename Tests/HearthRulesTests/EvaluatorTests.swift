@@ -185,7 +185,7 @@ import Testing
 
     @Test func batchSharesTwentyReads() throws {
         let program = try compile(rules("match /t/{id} { allow create: if " + (0..<8).map {
-            "!exists(/databases/$(database)/documents/d/$(id)-\($0))"
+            "!exists(/databases/$(database)/documents/d/$(id + '-\($0)'))"
         }.joined(separator: " && ") + "; }"))
         let writes = (0..<3).map { RulesRequest(method: .create, path: docPath("t/w\($0)"), time: testTime) }
         let decisions = program.evaluateBatch(writes, lookup: FixtureLookup())
