@@ -147,7 +147,7 @@ private struct RegexParser {
     private mutating func parseAlternation() throws(Regex.SyntaxError) -> RegexNode {
         depth += 1
         defer { depth -= 1 }
-        if depth > 100 { throw .init(message: "regular expression nests too deeply") }
+        if depth > RulesLimits.maxRegexNesting { throw .init(message: "regular expression nests too deeply") }
         var branches = [try parseConcat()]
         while i < s.count, s[i] == "|" {
             i += 1
@@ -207,7 +207,9 @@ private struct RegexParser {
             hi = number(&j)
         }
         guard j < s.count, s[j] == "}" else { return nil }
-        if lo > 1000 || (hi ?? 0) > 1000 { throw .init(message: "repetition count over 1000") }
+        if lo > RulesLimits.maxRegexRepeat || (hi ?? 0) > RulesLimits.maxRegexRepeat {
+            throw .init(message: "repetition count over \(RulesLimits.maxRegexRepeat)")
+        }
         if let h = hi, h < lo { throw .init(message: "bad repetition range {\(lo),\(h)}") }
         i = j + 1
         return (lo, hi)

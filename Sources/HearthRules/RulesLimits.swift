@@ -29,6 +29,10 @@ public enum RulesLimits {
     public static let maxRegexBytes = 1_024
     /// Most compiled regex instructions (bounded repetition `{n,m}` expands the program).
     public static let maxRegexProgram = 4_096
+    /// Largest count in a regex repetition `{n,m}`.
+    public static let maxRegexRepeat = 1_000
+    /// Deepest nesting of regex groups.
+    public static let maxRegexNesting = 100
     /// Most regex engine steps for one request, across every `matches`, `split` and `replace`.
     public static let maxRegexSteps = 2_000_000
     /// Longest string, list, map or set a built-in may produce (guards memory on `+`, `concat`, `split`, ...).

@@ -208,6 +208,18 @@ import Testing
         #expect(denial.reason.contains("nested more than 20 deep"))
     }
 
+    /// Deep evaluation (a dozen calls, each nearly as deep as the parser accepts) runs on an ordinary
+    /// thread stack; the 1,000-expression budget bounds the recursion of any evaluation.
+    @Test func deepestEvaluationFitsTheStack() throws {
+        let nots = String(repeating: "!", count: 58)
+        let program = try compile(rules("""
+            function f(n) { return n <= 0 ? true : \(nots)f(n - 1); }
+            match /t/{id} { allow get: if f(int(id)); }
+        """))
+        #expect(program.evaluate(RulesRequest(method: .get, path: docPath("t/12"), time: testTime), lookup: FixtureLookup()) == .allow)
+        #expect(!program.evaluate(RulesRequest(method: .get, path: docPath("t/25"), time: testTime), lookup: FixtureLookup()).isAllowed)
+    }
+
     @Test func expressionBudgetIsLimitedAndFatal() throws {
         let big = "[" + Array(repeating: "1", count: 1_200).joined(separator: ", ") + "]"
         let program = try compile(rules("match /t/{id} { allow get: if \(big).size() > 0 || true; }"))
@@ -304,6 +316,26 @@ import Testing
         let q = ListConstraints(target: .collection(try CollectionPath("c")),
                                 orderBy: [.init(field: try FieldPath(parsing: "createdAt"), descending: true)])
         let req = RulesRequest(method: .list, path: docPath("c/x"), time: testTime, query: q)
+        #expect(program.evaluate(req, lookup: FixtureLookup()) == .allow)
+    }
+}
+
+@Suite struct AuthTests {
+    @Test func identityMapsToAuth() {
+        #expect(RulesAuth(Identity.unauthenticated) == nil)
+        #expect(RulesAuth(Identity.admin) == nil)
+        #expect(RulesAuth(Identity.user(uid: "u", token: ["a": .int(1)])) == RulesAuth(uid: "u", token: ["a": .int(1)]))
+    }
+
+    @Test func defaultClaimsAreVisibleToRules() throws {
+        let token = RulesAuth.defaultClaims(uid: "u1", signInProvider: "password", claims: ["admin": .bool(true)])
+        let program = try compile(rules("""
+            match /t/{id} {
+              allow get: if request.auth.token.sub == 'u1' && request.auth.token.user_id == request.auth.uid
+                         && request.auth.token.firebase.sign_in_provider == 'password' && request.auth.token.admin;
+            }
+        """))
+        let req = RulesRequest(method: .get, path: docPath("t/1"), auth: RulesAuth(uid: "u1", token: token), time: testTime)
         #expect(program.evaluate(req, lookup: FixtureLookup()) == .allow)
     }
 }
