@@ -38,7 +38,6 @@ struct Lexer {
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
-    private static let symbols3: [String] = []
     private static let symbols2: Set<String> = ["&&", "||", "==", "!=", "<=", ">=", "$("]
     private static let symbols1: Set<UInt8> = Set("!-*/%+<>?:.,;()[]{}=".utf8)
 

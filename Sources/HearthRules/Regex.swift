@@ -75,14 +75,15 @@ struct Regex: Sendable {
             }
         }
 
+        // Marks are generation numbers per input position: threads added at position i (from the previous
+        // step and from a new start) share generation 2i+1, so each instruction runs once per position.
         var i = from
-        var gen = 0
         while i <= n {
-            gen = i * 2 + 1
+            let gen = i * 2 + 1
             if matched == nil, !anchored || i == from { try add(&clist, 0, i, i, gen) }
             if clist.isEmpty { break }
             nlist.removeAll(keepingCapacity: true)
-            let nextGen = i * 2 + 2 + 1
+            let nextGen = (i + 1) * 2 + 1
             for t in clist {
                 budget -= 1
                 if budget < 0 { throw BudgetExceeded() }
@@ -111,8 +112,6 @@ struct Regex: Sendable {
             swap(&clist, &nlist)
             if i == n { break }
             i += 1
-            // Generations must not collide across positions: remap the marks for the next step.
-            _ = gen
         }
         return matched
     }
@@ -293,7 +292,7 @@ private struct RegexParser {
                 i += 1
                 let esc = try parseEscape(inClass: true)
                 if esc.negated { negatedParts.append(esc.ranges); continue }
-                if esc.ranges.count > 1 { ranges += esc.ranges; continue }
+                if esc.ranges.count > 1 || esc.ranges[0].count > 1 { ranges += esc.ranges; continue }
                 lo = esc.ranges[0].lowerBound
             } else {
                 lo = c.value

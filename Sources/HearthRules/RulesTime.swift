@@ -70,7 +70,7 @@ struct RulesDuration: Sendable, Hashable, Comparable {
         n = rest
         if s > 0, n < 0 { s -= 1; n += 1_000_000_000 }
         if s < 0, n > 0 { s += 1; n -= 1_000_000_000 }
-        guard abs(s) <= Self.maxSeconds else { return nil }
+        guard s.magnitude <= UInt64(Self.maxSeconds) else { return nil }
         self.seconds = s
         self.nanos = n
     }

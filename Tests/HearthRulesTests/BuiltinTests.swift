@@ -27,7 +27,7 @@ import Testing
         "'abc'.size() == 3", "'héllo'.size() == 5", "'abc'.matches('a.c')", "!'abcd'.matches('a.c')",
         "'a1b2'.matches('([a-z][0-9])+')", "'x@y.com'.matches('^[^@]+@[^@]+\\\\.[a-z]{2,3}$')",
         "'ABC'.matches('(?i)abc')", "'aaa'.matches('a{2,3}')", "!'aaaa'.matches('a{2,3}')", "'ab'.matches('a|b|ab')",
-        "'12'.matches('\\\\d+')", "!'1a'.matches('\\\\d+')", "'a b'.matches('a\\\\sb')", "'abc'.matches('a.*?c')",
+        "'12'.matches('\\\\d+')", "!'1a'.matches('\\\\d+')", "'a b'.matches('a\\\\sb')", "'abc'.matches('a.*?c')", "'a1_'.matches('[\\\\w]+')", "'a-9'.matches('[a\\\\d-]+')", "!'ab'.matches('[\\\\d]+')",
         "'ABC'.lower() == 'abc'", "'abc'.upper() == 'ABC'", "'  a b  '.trim() == 'a b'",
         "'a,b,,c'.split(',') == ['a', 'b', '', 'c']", "'a1b22c'.split('[0-9]+') == ['a', 'b', 'c']",
         "'aaa'.replace('a', 'b') == 'bbb'", "'a.b.c'.replace('\\\\.', '/') == 'a/b/c'", "'abc'.replace('x*', '-') == '-a-b-c-'",
@@ -127,6 +127,8 @@ import Testing
         "resource.data.n == 1", "resource.data.s == 'x'", "resource.id == 'doc1'",
         "resource.__name__ == /databases/(default)/documents/t/doc1", "id == 'doc1'", "database == '(default)'",
         "request.resource == null", "exists(/databases/$(database)/documents/t/doc1) == false",
+        "get(/databases/$(database)/documents/t/missing) == null", "!existsAfter(/databases/$(database)/documents/t/doc1)",
+        "getAfter(/databases/$(database)/documents/t/missing) == null",
     ]
 
     static let allTrue = strings + lists + maps + sets + timestamps + durations + math + hashing + latlngs
@@ -143,7 +145,8 @@ import Testing
         "null.x == 1", "[1][5] == 1", "[1][-1] == 1", "'a' < 1", "int('x') == 0", "'a'.nope()", "'a'.matches('(')",
         "1 && true", "math.sqrt(-1) > 0", "{'a': 1}.b == 1", "timestamp.date(2023, 2, 29) != null",
         "request.auth.uid.size() > 0 && 1 / 0 == 1", "1 / 0 == 1 || false", "true && 1 / 0 == 1",
-        "'abc'[1:9] == 'bc'", "undefinedVariable == 1", "duration.value(1, 'y') != null", "get(/databases/x/documents/t) == null",
+        "'abc'[1:9] == 'bc'", "undefinedVariable == 1", "duration.value(1, 'y') != null", "duration.value(-9223372036854775808, 's') != null",
+        "duration.value(9223372036854775807, 'w') != null", "timestamp.value(-9223372036854775808) != null", "get(/databases/x/documents/t) == null",
         "int(1e300) == 0", "{1: 2} == {}", "1 in 'abc'", "[1, 2].join(',') == '1,2'", "'a' + 1 == 'a1'",
         "1 ? true : false", "bool('yes')", "resource.data.s.size() > 0 && resource.data.s.matches('[')",
     ]
