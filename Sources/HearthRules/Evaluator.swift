@@ -15,7 +15,12 @@ struct EvalError: Error, Sendable {
 /// The distinct documents read by `get`/`exists` (and their `After` forms) for one request or one batch:
 /// cached reads do not count again, as in Firestore.
 final class AccessState {
-    var cache: [String: Document?] = [:]
+    struct Key: Hashable {
+        let after: Bool
+        let segments: ArraySlice<String>
+    }
+
+    var cache: [Key: Document?] = [:]
     var count = 0
     let limit: Int
 
@@ -468,13 +473,13 @@ final class Evaluator {
         guard segments[1] == RulesLimits.databaseID else {
             throw EvalError("database '\(segments[1])' does not exist")
         }
-        let docSegments = Array(segments[prefix.count...])
+        let key = AccessState.Key(after: after, segments: segments[prefix.count...])
+        if let cached = accessState.cache[key] { return cached }
+        let docSegments = Array(key.segments)
         for s in docSegments {
             do { try validateID(s) } catch { throw EvalError("invalid path: \(error.message)") }
         }
         let docPath = DocumentPath(uncheckedSegments: docSegments)
-        let key = (after ? "a:" : "b:") + docPath.description
-        if let cached = accessState.cache[key] { return cached }
         accessState.count += 1
         guard accessState.count <= accessState.limit else {
             throw EvalError("more than \(accessState.limit) get/exists calls in one request")

@@ -306,6 +306,34 @@ import Testing
         #expect(program.evaluate(Self.list(one), lookup: FixtureLookup()) == .allow)
     }
 
+    @Test func nestedPinnedFieldsAndShortCircuitOverUnknowns() throws {
+        let program = try compile(rules("""
+            match /c/{id} {
+              allow list: if resource.data.meta.owner == request.auth.uid && resource.data.get('kind', 'x') == 'note';
+            }
+            match /d/{id} {
+              allow list: if request.auth.uid == 'admin' || resource.data.public == true;
+            }
+            match /e/{id} {
+              allow list: if resource.data.size() > 0 && false;
+            }
+        """))
+        let c = ListConstraints.Target.collection(try CollectionPath("c"))
+        #expect(program.evaluate(Self.list(c, [["meta.owner": .string("alice"), "kind": .string("note")]]),
+                                 lookup: FixtureLookup()) == .allow)
+        #expect(!program.evaluate(Self.list(c, [["meta.owner": .string("alice")]]), lookup: FixtureLookup()).isAllowed)
+        let d = ListConstraints.Target.collection(try CollectionPath("d"))
+        // `true || unknown` is true: the admin may list everything.
+        #expect(program.evaluate(Self.list(d, uid: "admin"), lookup: FixtureLookup()) == .allow)
+        #expect(!program.evaluate(Self.list(d, uid: "alice"), lookup: FixtureLookup()).isAllowed)
+        // `unknown && false` is false, not unknown: the denial says the condition is false.
+        let e = ListConstraints.Target.collection(try CollectionPath("e"))
+        guard case .deny(let denial) = program.evaluate(Self.list(e), lookup: FixtureLookup()) else {
+            Issue.record("allowed"); return
+        }
+        #expect(denial.reason == "condition is false")
+    }
+
     @Test func listQueryFieldsAreVisible() throws {
         let program = try compile(rules("""
             match /c/{id} {
