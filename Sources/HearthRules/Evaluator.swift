@@ -1,0 +1,496 @@
+import HearthCore
+
+/// Why an expression did not produce a value. Fatal errors (the expression budget) end the whole
+/// request; the others only make the enclosing `allow` false unless `&&`/`||` short-circuits past them.
+struct EvalError: Error, Sendable {
+    let message: String
+    var fatal = false
+
+    init(_ message: String, fatal: Bool = false) {
+        self.message = message
+        self.fatal = fatal
+    }
+}
+
+/// The distinct documents read by `get`/`exists` (and their `After` forms) for one request or one batch:
+/// cached reads do not count again, as in Firestore.
+final class AccessState {
+    struct Key: Hashable {
+        let after: Bool
+        let segments: ArraySlice<String>
+    }
+
+    var cache: [Key: Document?] = [:]
+    var count = 0
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+}
+
+/// Where evaluation is: the variables in scope and the functions visible from here.
+struct Frame {
+    var variables: [(name: String, value: RulesValue)]
+    var functions: [String: Int]
+
+    func lookup(_ name: String) -> RulesValue? {
+        for v in variables.reversed() where v.name == name { return v.value }
+        return nil
+    }
+}
+
+/// Evaluates conditions for one request. Not shared across threads: every request makes its own.
+final class Evaluator {
+    let program: RulesProgram
+    let lookup: any RulesDocumentLookup
+    let accessState: AccessState
+    /// `request`, `resource` and the wildcard bindings of the current `allow`: what function bodies also see.
+    var globals: [(name: String, value: RulesValue)] = []
+    var expressionsEvaluated = 0
+    var callDepth = 0
+    var regexBudget = RulesLimits.maxRegexSteps
+    var regexCache: [String: Regex] = [:]
+
+    init(program: RulesProgram, lookup: any RulesDocumentLookup, access: AccessState) {
+        self.program = program
+        self.lookup = lookup
+        self.accessState = access
+    }
+
+    /// Evaluates an expression.
+    func eval(_ e: Expr, _ frame: Frame) throws(EvalError) -> RulesValue {
+        expressionsEvaluated += 1
+        if expressionsEvaluated > RulesLimits.maxExpressionsEvaluated {
+            throw EvalError("more than \(RulesLimits.maxExpressionsEvaluated) expressions evaluated", fatal: true)
+        }
+        switch e.kind {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
+        case .float(let d): return .float(d)
+        case .string(let s): return .string(s)
+        case .bytes(let b): return .bytes(b)
+        case .invalid: throw EvalError("invalid expression")
+        case .identifier(let name):
+            if let v = frame.lookup(name) { return v }
+            throw EvalError("unknown variable '\(name)'")
+        case .list(let items):
+            var out: [RulesValue] = []
+            out.reserveCapacity(items.count)
+            for item in items { out.append(try eval(item, frame)) }
+            return .list(out)
+        case .map(let entries):
+            var out: [String: RulesValue] = [:]
+            for entry in entries {
+                let key = try eval(entry.key, frame)
+                if key.isUnknown { return .unknown }
+                guard case .string(let k) = key else { throw EvalError("map keys must be strings, not \(key.typeName)") }
+                out[k] = try eval(entry.value, frame)
+            }
+            return .map(out)
+        case .path(let parts):
+            var segments: [String] = []
+            var unknown = false
+            for part in parts {
+                switch part {
+                case .literal(let s): segments.append(s)
+                case .interpolated(let inner):
+                    switch try eval(inner, frame) {
+                    case .string(let s): segments += s.split(separator: "/").map(String.init)
+                    case .path(let p): segments += p
+                    case .int(let i): segments.append(String(i))
+                    case .unknown: unknown = true
+                    case let v: throw EvalError("cannot interpolate a \(v.typeName) into a path")
+                    }
+                }
+            }
+            return unknown ? .unknown : .path(segments)
+        case .unary(let op, let operand):
+            let v = try eval(operand, frame)
+            switch (op, v) {
+            case (_, .unknown): return .unknown
+            case (.not, .bool(let b)): return .bool(!b)
+            case (.negate, .int(let i)):
+                guard i != Int64.min else { throw EvalError("integer overflow") }
+                return .int(-i)
+            case (.negate, .float(let d)): return .float(-d)
+            case (.negate, .duration(let d)): return .duration(d.negated)
+            default: throw EvalError("operator \(op.rawValue) does not apply to \(v.typeName)")
+            }
+        case .binary(.and, let l, let r): return try logical(l, r, frame, isAnd: true)
+        case .binary(.or, let l, let r): return try logical(l, r, frame, isAnd: false)
+        case .binary(let op, let l, let r):
+            let a = try eval(l, frame)
+            let b = try eval(r, frame)
+            return try binary(op, a, b)
+        case .conditional(let c, let t, let f):
+            switch try eval(c, frame) {
+            case .bool(true): return try eval(t, frame)
+            case .bool(false): return try eval(f, frame)
+            case .unknown:
+                // Both branches may still agree (`x ? true : true`); otherwise the result is unknown.
+                let a = try eval(t, frame), b = try eval(f, frame)
+                if case .bool(let x) = a, case .bool(let y) = b, x == y { return a }
+                return .unknown
+            case let v: throw EvalError("condition of ?: is \(v.typeName), not bool")
+            }
+        case .member(let base, let name):
+            return try member(try eval(base, frame), name)
+        case .index(let base, let index):
+            return try self.index(try eval(base, frame), try eval(index, frame))
+        case .slice(let base, let lo, let hi):
+            let b = try eval(base, frame)
+            let l = try lo.map { e throws(EvalError) in try eval(e, frame) }
+            let h = try hi.map { e throws(EvalError) in try eval(e, frame) }
+            return try slice(b, l, h)
+        case .isType(let operand, let type):
+            let v = try eval(operand, frame)
+            return Evaluator.isType(v, type)
+        case .call(let callee, let args):
+            return try call(callee, args, frame)
+        }
+    }
+
+    /// `&&` and `||` with Firestore's error rules and three-valued logic for unknowns:
+    /// `false && x` is false and `true || x` is true even when `x` fails or is unknown (in either order).
+    private func logical(_ l: Expr, _ r: Expr, _ frame: Frame, isAnd: Bool) throws(EvalError) -> RulesValue {
+        let decisive = !isAnd
+        var leftError: EvalError?
+        var leftUnknown = false
+        do {
+            switch try eval(l, frame) {
+            case .bool(let b):
+                if b == decisive { return .bool(decisive) }
+            case .unknown: leftUnknown = true
+            case let v: leftError = EvalError("operand of \(isAnd ? "&&" : "||") is \(v.typeName), not bool")
+            }
+        } catch {
+            if error.fatal { throw error }
+            leftError = error
+        }
+        let right: RulesValue
+        do {
+            right = try eval(r, frame)
+        } catch {
+            if error.fatal { throw error }
+            throw leftError ?? error
+        }
+        switch right {
+        case .bool(let b):
+            if b == decisive { return .bool(decisive) }
+            if let leftError { throw leftError }
+            return leftUnknown ? .unknown : .bool(b)
+        case .unknown:
+            if let leftError { throw leftError }
+            return .unknown
+        default:
+            throw leftError ?? EvalError("operand of \(isAnd ? "&&" : "||") is \(right.typeName), not bool")
+        }
+    }
+
+    // MARK: Operators
+
+    func binary(_ op: Expr.BinaryOp, _ a: RulesValue, _ b: RulesValue) throws(EvalError) -> RulesValue {
+        if op == .in { return try contains(b, a) }
+        if case .unknown = a { return .unknown }
+        if case .unknown = b { return .unknown }
+        switch op {
+        case .equal:
+            guard let eq = RulesValue.equal(a, b) else { return .unknown }
+            return .bool(eq)
+        case .notEqual:
+            guard let eq = RulesValue.equal(a, b) else { return .unknown }
+            return .bool(!eq)
+        case .less, .lessEqual, .greater, .greaterEqual:
+            let c = try compare(a, b)
+            guard let c else { return .bool(false) }
+            switch op {
+            case .less: return .bool(c < 0)
+            case .lessEqual: return .bool(c <= 0)
+            case .greater: return .bool(c > 0)
+            default: return .bool(c >= 0)
+            }
+        case .add: return try add(a, b)
+        case .subtract: return try subtract(a, b)
+        case .multiply, .divide, .remainder: return try arithmetic(op, a, b)
+        case .and, .or, .in: throw EvalError("unreachable operator")
+        }
+    }
+
+    /// -1, 0, 1; nil when a NaN makes the values unordered.
+    private func compare(_ a: RulesValue, _ b: RulesValue) throws(EvalError) -> Int? {
+        switch (a, b) {
+        case (.int(let x), .int(let y)): return x == y ? 0 : (x < y ? -1 : 1)
+        case (.float(let x), .float(let y)):
+            if x.isNaN || y.isNaN { return nil }
+            return x == y ? 0 : (x < y ? -1 : 1)
+        case (.int(let x), .float(let y)):
+            if y.isNaN { return nil }
+            return Value.compareIntDouble(x, y)
+        case (.float(let x), .int(let y)):
+            if x.isNaN { return nil }
+            return -Value.compareIntDouble(y, x)
+        case (.string(let x), .string(let y)): return compareUTF8(x, y)
+        case (.timestamp(let x), .timestamp(let y)): return x == y ? 0 : (x < y ? -1 : 1)
+        case (.duration(let x), .duration(let y)): return x == y ? 0 : (x < y ? -1 : 1)
+        case (.bytes(let x), .bytes(let y)): return Value.compare(.bytes(x), .bytes(y))
+        default: throw EvalError("cannot compare \(a.typeName) with \(b.typeName)")
+        }
+    }
+
+    /// `needle in haystack`.
+    private func contains(_ haystack: RulesValue, _ needle: RulesValue) throws(EvalError) -> RulesValue {
+        switch haystack {
+        case .unknown: return .unknown
+        case .list(let items):
+            var unknown = needle.isUnknown
+            for item in items {
+                switch RulesValue.equal(item, needle) {
+                case true?: return .bool(true)
+                case nil: unknown = true
+                default: break
+                }
+            }
+            return unknown ? .unknown : .bool(false)
+        case .set(let s):
+            if needle.isUnknown { return .unknown }
+            return .bool(s.contains(needle))
+        case .map(let m):
+            if needle.isUnknown { return .unknown }
+            guard case .string(let k) = needle else { throw EvalError("map keys are strings, not \(needle.typeName)") }
+            return .bool(m[k] != nil)
+        case .partialMap(let m):
+            guard case .string(let k) = needle, m[k] != nil else { return .unknown }
+            return .bool(true)
+        default:
+            throw EvalError("'in' needs a list, set or map on the right, not \(haystack.typeName)")
+        }
+    }
+
+    private func add(_ a: RulesValue, _ b: RulesValue) throws(EvalError) -> RulesValue {
+        switch (a, b) {
+        case (.int(let x), .int(let y)):
+            let (s, o) = x.addingReportingOverflow(y)
+            if o { throw EvalError("integer overflow") }
+            return .int(s)
+        case (.int, .float), (.float, .int), (.float, .float): return .float(try double(a) + double(b))
+        case (.string(let x), .string(let y)):
+            guard x.utf8.count + y.utf8.count <= RulesLimits.maxStringBytes else { throw EvalError("string too long") }
+            return .string(x + y)
+        case (.list(let x), .list(let y)):
+            guard x.count + y.count <= RulesLimits.maxCollectionSize else { throw EvalError("list too long") }
+            return .list(x + y)
+        case (.timestamp(let t), .duration(let d)), (.duration(let d), .timestamp(let t)):
+            guard let r = t.adding(d) else { throw EvalError("timestamp out of range") }
+            return .timestamp(r)
+        case (.duration(let x), .duration(let y)):
+            guard let r = x.adding(y) else { throw EvalError("duration out of range") }
+            return .duration(r)
+        default: throw EvalError("cannot add \(a.typeName) and \(b.typeName)")
+        }
+    }
+
+    private func subtract(_ a: RulesValue, _ b: RulesValue) throws(EvalError) -> RulesValue {
+        switch (a, b) {
+        case (.int(let x), .int(let y)):
+            let (s, o) = x.subtractingReportingOverflow(y)
+            if o { throw EvalError("integer overflow") }
+            return .int(s)
+        case (.int, .float), (.float, .int), (.float, .float): return .float(try double(a) - double(b))
+        case (.timestamp(let t), .duration(let d)):
+            guard let r = t.adding(d.negated) else { throw EvalError("timestamp out of range") }
+            return .timestamp(r)
+        case (.timestamp(let x), .timestamp(let y)):
+            guard let r = x.subtracting(y) else { throw EvalError("duration out of range") }
+            return .duration(r)
+        case (.duration(let x), .duration(let y)):
+            guard let r = x.adding(y.negated) else { throw EvalError("duration out of range") }
+            return .duration(r)
+        default: throw EvalError("cannot subtract \(b.typeName) from \(a.typeName)")
+        }
+    }
+
+    private func arithmetic(_ op: Expr.BinaryOp, _ a: RulesValue, _ b: RulesValue) throws(EvalError) -> RulesValue {
+        if case .int(let x) = a, case .int(let y) = b {
+            switch op {
+            case .multiply:
+                let (p, o) = x.multipliedReportingOverflow(by: y)
+                if o { throw EvalError("integer overflow") }
+                return .int(p)
+            case .divide:
+                if y == 0 { throw EvalError("division by zero") }
+                if x == Int64.min, y == -1 { throw EvalError("integer overflow") }
+                return .int(x / y)
+            default:
+                if y == 0 { throw EvalError("modulus by zero") }
+                if x == Int64.min, y == -1 { return .int(0) }
+                return .int(x % y)
+            }
+        }
+        let x = try double(a), y = try double(b)
+        switch op {
+        case .multiply: return .float(x * y)
+        case .divide: return .float(x / y)
+        default: return .float(x.truncatingRemainder(dividingBy: y))
+        }
+    }
+
+    func double(_ v: RulesValue) throws(EvalError) -> Double {
+        switch v {
+        case .int(let i): return Double(i)
+        case .float(let d): return d
+        default: throw EvalError("expected a number, got \(v.typeName)")
+        }
+    }
+
+    // MARK: Access
+
+    func member(_ base: RulesValue, _ name: String) throws(EvalError) -> RulesValue {
+        switch base {
+        case .map(let m):
+            guard let v = m[name] else { throw EvalError("property '\(name)' is undefined on the map") }
+            return v
+        case .partialMap(let m): return m[name] ?? .unknown
+        case .unknown: return .unknown
+        case .null: throw EvalError("null value has no property '\(name)'")
+        default: throw EvalError("\(base.typeName) has no property '\(name)'")
+        }
+    }
+
+    private func intIndex(_ v: RulesValue, count: Int) throws(EvalError) -> Int {
+        guard case .int(let i) = v else { throw EvalError("index must be an int, not \(v.typeName)") }
+        guard i >= 0, i < Int64(count) else { throw EvalError("index \(i) out of range") }
+        return Int(i)
+    }
+
+    func index(_ base: RulesValue, _ idx: RulesValue) throws(EvalError) -> RulesValue {
+        if idx.isUnknown { return .unknown }
+        switch base {
+        case .unknown: return .unknown
+        case .list(let items): return items[try intIndex(idx, count: items.count)]
+        case .path(let p): return .string(p[try intIndex(idx, count: p.count)])
+        case .string(let s):
+            let scalars = Array(s.unicodeScalars)
+            return .string(String(Character(scalars[try intIndex(idx, count: scalars.count)])))
+        case .map, .partialMap:
+            guard case .string(let k) = idx else { throw EvalError("map keys are strings, not \(idx.typeName)") }
+            return try member(base, k)
+        default: throw EvalError("cannot index a \(base.typeName)")
+        }
+    }
+
+    private func slice(_ base: RulesValue, _ lo: RulesValue?, _ hi: RulesValue?) throws(EvalError) -> RulesValue {
+        if base.isUnknown || lo?.isUnknown == true || hi?.isUnknown == true { return .unknown }
+        func bounds(_ count: Int) throws(EvalError) -> Range<Int> {
+            var l = 0, h = count
+            if let lo {
+                guard case .int(let i) = lo else { throw EvalError("slice bound must be an int") }
+                l = Int(clamping: i)
+            }
+            if let hi {
+                guard case .int(let i) = hi else { throw EvalError("slice bound must be an int") }
+                h = Int(clamping: i)
+            }
+            guard l >= 0, h <= count, l <= h else { throw EvalError("slice [\(l):\(h)] out of range") }
+            return l..<h
+        }
+        switch base {
+        case .list(let items): return .list(Array(items[try bounds(items.count)]))
+        case .string(let s):
+            let scalars = Array(s.unicodeScalars)
+            var out = String.UnicodeScalarView()
+            out.append(contentsOf: scalars[try bounds(scalars.count)])
+            return .string(String(out))
+        case .path(let p): return .path(Array(p[try bounds(p.count)]))
+        default: throw EvalError("cannot slice a \(base.typeName)")
+        }
+    }
+
+    static func isType(_ v: RulesValue, _ type: String) -> RulesValue {
+        switch (v, type) {
+        case (.unknown, _): return .unknown
+        case (.int, "number"), (.float, "number"): return .bool(true)
+        case (.partialMap, "map"): return .bool(true)
+        case (.latlng, "latlng"), (.mapDiff, "map_diff"): return .bool(true)
+        default: return .bool(v.typeName == type)
+        }
+    }
+
+    // MARK: Calls
+
+    private func call(_ callee: Expr, _ argExprs: [Expr], _ frame: Frame) throws(EvalError) -> RulesValue {
+        switch callee.kind {
+        case .identifier(let name):
+            var args: [RulesValue] = []
+            for a in argExprs { args.append(try eval(a, frame)) }
+            if let index = frame.functions[name] { return try callFunction(index, args) }
+            return try callGlobal(name, args)
+        case .member(let receiver, let method):
+            if case .identifier(let ns) = receiver.kind, Builtins.namespaces[ns] != nil, frame.lookup(ns) == nil {
+                var args: [RulesValue] = []
+                for a in argExprs { args.append(try eval(a, frame)) }
+                return try callNamespace(ns, method, args)
+            }
+            let target = try eval(receiver, frame)
+            var args: [RulesValue] = []
+            for a in argExprs { args.append(try eval(a, frame)) }
+            return try callMethod(target, method, args)
+        default:
+            throw EvalError("expression is not callable")
+        }
+    }
+
+    private func callFunction(_ index: Int, _ args: [RulesValue]) throws(EvalError) -> RulesValue {
+        let f = program.functions[index]
+        guard args.count == f.parameters.count else {
+            throw EvalError("function \(f.name) takes \(f.parameters.count) arguments, got \(args.count)")
+        }
+        guard callDepth < RulesLimits.maxCallDepth else {
+            throw EvalError("function calls nested more than \(RulesLimits.maxCallDepth) deep")
+        }
+        callDepth += 1
+        defer { callDepth -= 1 }
+        var frame = Frame(variables: globals, functions: f.scope)
+        for (p, v) in zip(f.parameters, args) { frame.variables.append((p, v)) }
+        for binding in f.bindings {
+            let v = try eval(binding.value, frame)
+            frame.variables.append((binding.name, v))
+        }
+        return try eval(f.result, frame)
+    }
+
+    // MARK: Document access
+
+    /// `get`, `exists`, `getAfter`, `existsAfter`.
+    func access(_ path: RulesValue, after: Bool) throws(EvalError) -> Document? {
+        guard case .path(let segments) = path else {
+            throw EvalError("expected a path, got \(path.typeName)")
+        }
+        let prefix = RulesValue.documentsPrefix
+        guard segments.count > prefix.count, segments[0] == "databases", segments[2] == "documents",
+              (segments.count - prefix.count) % 2 == 0 else {
+            throw EvalError("'/\(segments.joined(separator: "/"))' is not a document path under /databases/{database}/documents")
+        }
+        guard segments[1] == RulesLimits.databaseID else {
+            throw EvalError("database '\(segments[1])' does not exist")
+        }
+        let key = AccessState.Key(after: after, segments: segments[prefix.count...])
+        if let cached = accessState.cache[key] { return cached }
+        let docSegments = Array(key.segments)
+        for s in docSegments {
+            do { try validateID(s) } catch { throw EvalError("invalid path: \(error.message)") }
+        }
+        let docPath = DocumentPath(uncheckedSegments: docSegments)
+        accessState.count += 1
+        guard accessState.count <= accessState.limit else {
+            throw EvalError("more than \(accessState.limit) get/exists calls in one request")
+        }
+        let doc: Document?
+        do {
+            doc = after ? try lookup.getAfter(docPath) : try lookup.get(docPath)
+        } catch {
+            throw EvalError("could not read \(docPath)")
+        }
+        accessState.cache[key] = .some(doc)
+        return doc
+    }
+}

@@ -1,0 +1,211 @@
+import HearthCore
+
+/// One element of a request path as the matcher sees it.
+enum PathElement: Sendable, Equatable {
+    case literal(String)
+    /// The id of a document a query could return.
+    case unknownID
+    /// Any number (zero or more) of segments: the parents of a collection group's collections.
+    case unknownPrefix
+}
+
+extension RulesProgram {
+    /// Decides one request: allowed when any matching `allow` for its method is definitely true.
+    public func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup) -> RulesDecision {
+        let access = AccessState(limit: request.accessCallLimit)
+        return evaluate(request, lookup: lookup, access: access)
+    }
+
+    /// Decides every write of a batch or transaction; the writes share one budget of
+    /// `RulesLimits.maxAccessCallsBatch` distinct document reads. The batch is allowed only if every write is.
+    public func evaluateBatch(_ requests: [RulesRequest], lookup: any RulesDocumentLookup) -> [RulesDecision] {
+        let access = AccessState(limit: RulesLimits.maxAccessCallsBatch)
+        return requests.map { evaluate($0, lookup: lookup, access: access) }
+    }
+
+    private func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, access: AccessState) -> RulesDecision {
+        let elements = Self.pathElements(for: request)
+        var candidates: [(allow: Allow, bindings: [(name: String, value: RulesValue)], scope: [String: Int])] = []
+        var budget = RulesLimits.maxMatchBindings
+        for root in roots {
+            collect(root, elements[...], [], request.method, &candidates, &budget)
+        }
+        if candidates.isEmpty { return .deny(.noRuleMatched) }
+
+        let evaluator = Evaluator(program: self, lookup: lookup, access: access)
+        let baseRequest = requestValue(request)
+        let disjuncts: [[FieldPath: Value]]
+        if request.method == .list {
+            let d = request.query?.disjuncts ?? []
+            disjuncts = d.isEmpty ? [[:]] : d
+        } else {
+            disjuncts = [[:]]
+        }
+        var lastDenial = RulesDenial.noRuleMatched
+        for disjunct in disjuncts {
+            let resource: RulesValue
+            if request.method == .list {
+                resource = .map(["data": Self.partialData(disjunct), "id": .unknown, "__name__": .unknown])
+            } else {
+                resource = request.resource.map(RulesValue.resource) ?? .null
+            }
+            var granted = false
+            for candidate in candidates {
+                evaluator.expressionsEvaluated = 0
+                evaluator.callDepth = 0
+                evaluator.globals = [("request", baseRequest), ("resource", resource)] + candidate.bindings
+                guard let condition = candidate.allow.condition else { granted = true; break }
+                let frame = Frame(variables: evaluator.globals, functions: candidate.scope)
+                let reason: String
+                do {
+                    switch try evaluator.eval(condition, frame) {
+                    case .bool(true): granted = true
+                    case .bool(false): reason = "condition is false"; lastDenial = denial(candidate.allow, reason); continue
+                    case .unknown:
+                        reason = "the query does not restrict the documents to ones the condition allows (rules are not filters)"
+                        lastDenial = denial(candidate.allow, reason); continue
+                    case let v:
+                        reason = "condition is \(v.typeName), not bool"; lastDenial = denial(candidate.allow, reason); continue
+                    }
+                } catch {
+                    lastDenial = denial(candidate.allow, "error: \(error.message)")
+                    if error.fatal { return .deny(lastDenial) }
+                    continue
+                }
+                if granted { break }
+            }
+            if !granted { return .deny(lastDenial) }
+        }
+        return .allow
+    }
+
+    private func denial(_ allow: Allow, _ reason: String) -> RulesDenial {
+        RulesDenial(location: allow.location, expression: allow.text, reason: reason)
+    }
+
+    /// The request path as matcher elements: `databases/(default)/documents/...`, with unknowns for queries.
+    static func pathElements(for request: RulesRequest) -> [PathElement] {
+        var out = RulesValue.documentsPrefix.map(PathElement.literal)
+        if request.method == .list, let query = request.query {
+            switch query.target {
+            case .collection(let c):
+                out += c.segments.map(PathElement.literal)
+                out.append(.unknownID)
+            case .collectionGroup(let id, let under):
+                if let under { out += under.segments.map(PathElement.literal) }
+                out.append(.unknownPrefix)
+                out.append(.literal(id))
+                out.append(.unknownID)
+            }
+        } else if request.method == .list {
+            out += request.path.segments.dropLast().map(PathElement.literal)
+            out.append(.unknownID)
+        } else {
+            out += request.path.segments.map(PathElement.literal)
+        }
+        return out
+    }
+
+    /// Walks the match tree: every way `node` matches a prefix of `path` binds its wildcards; a match that
+    /// consumes the whole path contributes its `allow`s for the method, the others descend to children.
+    private func collect(_ node: Match, _ path: ArraySlice<PathElement>, _ bindings: [(name: String, value: RulesValue)],
+                         _ method: RulesMethod,
+                         _ out: inout [(allow: Allow, bindings: [(name: String, value: RulesValue)], scope: [String: Int])],
+                         _ budget: inout Int) {
+        var ends: [(rest: ArraySlice<PathElement>, bindings: [(name: String, value: RulesValue)])] = []
+        matchPattern(node.pattern[...], path, bindings, &ends, &budget)
+        for end in ends {
+            if end.rest.isEmpty {
+                for allow in node.allows where allow.methods.contains(method) {
+                    out.append((allow, end.bindings, node.scope))
+                }
+            } else {
+                for child in node.children { collect(child, end.rest, end.bindings, method, &out, &budget) }
+            }
+        }
+    }
+
+    private func matchPattern(_ pattern: ArraySlice<PatternSegment>, _ path: ArraySlice<PathElement>,
+                              _ bindings: [(name: String, value: RulesValue)],
+                              _ out: inout [(rest: ArraySlice<PathElement>, bindings: [(name: String, value: RulesValue)])],
+                              _ budget: inout Int) {
+        guard budget > 0 else { return }
+        guard let segment = pattern.first else {
+            budget -= 1
+            out.append((path, bindings))
+            return
+        }
+        let restPattern = pattern.dropFirst()
+        switch segment {
+        case .literal(let s):
+            guard let e = path.first, e == .literal(s) else { return }
+            matchPattern(restPattern, path.dropFirst(), bindings, &out, &budget)
+        case .wildcard(let name):
+            guard let e = path.first else { return }
+            switch e {
+            case .literal(let s): matchPattern(restPattern, path.dropFirst(), bindings + [(name, .string(s))], &out, &budget)
+            case .unknownID: matchPattern(restPattern, path.dropFirst(), bindings + [(name, .unknown)], &out, &budget)
+            case .unknownPrefix: return
+            }
+        case .recursive(let name):
+            // Version 1: the rest of the path, at least one segment. Version 2: zero or more segments.
+            // A collection group's unknown parents (`unknownPrefix`) can only be consumed here, as a whole:
+            // literal and single wildcards never match them.
+            let counts: [Int] = version == 1 ? (path.isEmpty ? [] : [path.count]) : Array(0...path.count)
+            for k in counts {
+                let consumed = path.prefix(k)
+                var segments: [String] = []
+                var unknown = false
+                for e in consumed {
+                    if case .literal(let s) = e { segments.append(s) } else { unknown = true }
+                }
+                let value: RulesValue = unknown ? .unknown : .path(segments)
+                matchPattern(restPattern, path.dropFirst(k), bindings + [(name, value)], &out, &budget)
+            }
+        }
+    }
+
+    /// `request` as a rules map.
+    private func requestValue(_ r: RulesRequest) -> RulesValue {
+        var m: [String: RulesValue] = [
+            "method": .string(r.method.rawValue),
+            "time": .timestamp(RulesTime(r.time)),
+            "auth": r.auth.map { .map(["uid": .string($0.uid), "token": .map($0.token.mapValues(RulesValue.init))]) } ?? .null,
+            "resource": r.requestResource.map(RulesValue.resource) ?? .null,
+        ]
+        if r.method == .list {
+            var segments = RulesValue.documentsPrefix
+            if let q = r.query, case .collection(let c) = q.target { segments += c.segments } else {
+                segments += r.path.segments.dropLast()
+            }
+            m["path"] = .path(segments)
+            let q = r.query
+            var orderBy: [String: RulesValue] = [:]
+            for o in q?.orderBy ?? [] { orderBy[o.field.description] = .string(o.descending ? "DESC" : "ASC") }
+            m["query"] = .map([
+                "limit": q?.limit.map { .int(Int64($0)) } ?? .null,
+                "offset": q?.offset.map { .int(Int64($0)) } ?? .null,
+                "orderBy": .map(orderBy),
+            ])
+        } else {
+            m["path"] = .path(RulesValue.documentsPrefix + r.path.segments)
+        }
+        return .map(m)
+    }
+
+    /// The data of a document a query could return: the fields its `==` filters pin are known, others unknown.
+    static func partialData(_ pinned: [FieldPath: Value]) -> RulesValue {
+        var top: [String: [(ArraySlice<String>, Value)]] = [:]
+        for (path, value) in pinned where !path.isDocumentName {
+            top[path.segments[0], default: []].append((path.segments.dropFirst(), value))
+        }
+        return .partialMap(top.mapValues(nest))
+    }
+
+    private static func nest(_ entries: [(ArraySlice<String>, Value)]) -> RulesValue {
+        if let whole = entries.first(where: { $0.0.isEmpty }) { return RulesValue(whole.1) }
+        var next: [String: [(ArraySlice<String>, Value)]] = [:]
+        for (rest, value) in entries { next[rest.first!, default: []].append((rest.dropFirst(), value)) }
+        return .partialMap(next.mapValues(nest))
+    }
+}

@@ -1,0 +1,129 @@
+import HearthCore
+
+/// A compiled rules file: immutable and `Sendable`, compiled once and evaluated for many requests.
+public struct RulesProgram: Sendable {
+    struct Function: Sendable {
+        let name: String
+        let parameters: [String]
+        let bindings: [(name: String, value: Expr)]
+        let result: Expr
+        /// Functions visible from the body: those of the declaring block and its ancestors.
+        let scope: [String: Int]
+    }
+
+    struct Allow: Sendable {
+        let methods: Set<RulesMethod>
+        let condition: Expr?
+        /// `file:line:column` of the `allow`.
+        let location: String
+        /// The condition as written, or `true` when there is none.
+        let text: String
+    }
+
+    struct Match: Sendable {
+        let pattern: [PatternSegment]
+        let allows: [Allow]
+        let children: [Match]
+        let scope: [String: Int]
+    }
+
+    /// The rules language version, 1 or 2.
+    public let version: Int
+    let roots: [Match]
+    let functions: [Function]
+    let file: RulesFile
+    let source: SourceText
+
+    /// Parses, checks and compiles a rules file; throws every diagnostic found when it does not compile.
+    public static func compile(source: String, fileName: String) throws(RulesCompileError) -> RulesProgram {
+        let text = SourceText(fileName: fileName, text: source)
+        guard text.bytes.count <= RulesLimits.maxSourceBytes else {
+            throw RulesCompileError(diagnostics: [text.diagnostic(
+                "rules file is \(text.bytes.count) bytes; the limit is \(RulesLimits.maxSourceBytes)", at: 0)])
+        }
+        var parser = Parser(source: text)
+        let file = parser.parseFile()
+        var diagnostics = parser.diagnostics
+        var checker = Checker(source: text, version: file.version)
+        checker.check(file)
+        diagnostics += checker.diagnostics
+        if !diagnostics.isEmpty {
+            diagnostics.sort { ($0.location.offset, $0.message) < ($1.location.offset, $1.message) }
+            throw RulesCompileError(diagnostics: Array(diagnostics.prefix(RulesLimits.maxDiagnostics)))
+        }
+        var builder = Builder(source: text)
+        var roots: [Match] = []
+        for service in file.services {
+            roots += builder.buildBlock(service.body, parentScope: [:])
+        }
+        return RulesProgram(version: file.version, roots: roots, functions: builder.functions, file: file, source: text)
+    }
+
+    /// The syntax tree printed deterministically, one node per line (for golden tests and `rules check`).
+    public var printedSyntax: String { SyntaxPrinter.print(file) }
+
+    /// Turns the syntax tree into matches and functions with resolved scopes.
+    private struct Builder {
+        let source: SourceText
+        var functions: [Function] = []
+
+        mutating func buildBlock(_ body: [Statement], parentScope: [String: Int]) -> [Match] {
+            let scope = declare(body, parentScope)
+            var matches: [Match] = []
+            for case .match(let m) in body { matches.append(buildMatch(m, scope)) }
+            return matches
+        }
+
+        /// Adds the block's functions; every function sees all of its block's functions (declaration order
+        /// does not matter) and those of enclosing blocks.
+        private mutating func declare(_ body: [Statement], _ parentScope: [String: Int]) -> [String: Int] {
+            var scope = parentScope
+            var declared: [(FunctionDecl, Int)] = []
+            for case .function(let f) in body {
+                let index = functions.count + declared.count
+                scope[f.name] = index
+                declared.append((f, index))
+            }
+            for (f, _) in declared {
+                var bindings: [(name: String, value: Expr)] = []
+                var result = Expr(.invalid, start: f.start, end: f.start)
+                for statement in f.body {
+                    switch statement {
+                    case .binding(let name, let value, _): bindings.append((name, value))
+                    case .result(let e, _): result = e
+                    }
+                }
+                functions.append(Function(name: f.name, parameters: f.parameters, bindings: bindings, result: result, scope: scope))
+            }
+            return scope
+        }
+
+        private mutating func buildMatch(_ m: MatchDecl, _ parentScope: [String: Int]) -> Match {
+            let scope = declare(m.body, parentScope)
+            var allows: [Allow] = []
+            var children: [Match] = []
+            for statement in m.body {
+                switch statement {
+                case .allow(let a):
+                    var methods = Set<RulesMethod>()
+                    for (name, _) in a.methods {
+                        switch name {
+                        case "read": methods.formUnion([.get, .list])
+                        case "write": methods.formUnion([.create, .update, .delete])
+                        default: if let m = RulesMethod(rawValue: name) { methods.insert(m) }
+                        }
+                    }
+                    let loc = source.location(at: a.start)
+                    let text = a.condition.map { source.text(from: $0.start, to: $0.end) } ?? "true"
+                    allows.append(Allow(methods: methods, condition: a.condition,
+                                        location: "\(source.fileName):\(loc.line):\(loc.column)", text: text))
+                case .match(let child):
+                    children.append(buildMatch(child, scope))
+                case .function:
+                    break
+                }
+            }
+            return Match(pattern: m.pattern, allows: allows, children: children, scope: scope)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+// Times rules evaluation outside the test suite: a typical owner rule with one get().
+// Build and run with ./run.sh (release mode).
+#if canImport(Glibc)
+import Glibc
+#endif
+import HearthCore
+import HearthRules
+
+struct Lookup: RulesDocumentLookup {
+    let project: Document
+    func get(_ path: DocumentPath) throws -> Document? { path == project.path ? project : nil }
+    func getAfter(_ path: DocumentPath) throws -> Document? { try get(path) }
+}
+
+func now() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+}
+
+let source = """
+rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    function signedIn() { return request.auth != null; }
+    match /projects/{projectId}/rounds/{roundId} {
+      function isOwner() {
+        return signedIn() && get(/databases/$(database)/documents/projects/$(projectId)).data.owner == request.auth.uid;
+      }
+      allow read: if isOwner();
+      allow update: if isOwner() && request.resource.data.diff(resource.data).affectedKeys().hasOnly(['title']);
+    }
+  }
+}
+"""
+
+let program = try! RulesProgram.compile(source: source, fileName: "bench.rules")
+let time = Timestamp.now()
+let project = Document(path: try! DocumentPath("projects/p1"), fields: ["owner": .string("alice"), "title": .string("P")],
+                       createTime: time, updateTime: time)
+let round = Document(path: try! DocumentPath("projects/p1/rounds/r1"),
+                     fields: ["title": .string("a"), "votes": .int(3), "tags": .array([.string("x"), .string("y")])],
+                     createTime: time, updateTime: time)
+var edited = round
+edited.fields["title"] = .string("b")
+let lookup = Lookup(project: project)
+let get = RulesRequest(method: .get, path: round.path, auth: RulesAuth(uid: "alice", token: ["email": .string("a@x")]),
+                       time: time, resource: round)
+let update = RulesRequest(method: .update, path: round.path, auth: RulesAuth(uid: "alice"), time: time,
+                          resource: round, requestResource: edited)
+
+/// Two decimals, without Foundation.
+func fmt(_ x: Double) -> String {
+    let hundredths = Int((x * 100).rounded())
+    let frac = hundredths % 100
+    return "\(hundredths / 100).\(frac < 10 ? "0" : "")\(frac)"
+}
+
+func bench(_ name: String, _ request: RulesRequest, iterations: Int) {
+    for _ in 0..<1_000 { precondition(program.evaluate(request, lookup: lookup) == .allow) }
+    let start = now()
+    var allowed = 0
+    for _ in 0..<iterations where program.evaluate(request, lookup: lookup) == .allow { allowed += 1 }
+    let elapsed = now() - start
+    precondition(allowed == iterations)
+    print("\(name): \(fmt(elapsed / Double(iterations) * 1e6)) µs per evaluation (\(iterations) runs)")
+}
+
+let compileStart = now()
+for _ in 0..<200 { _ = try! RulesProgram.compile(source: source, fileName: "bench.rules") }
+print("compile: \(fmt((now() - compileStart) / 200 * 1e6)) µs per compile")
+bench("owner get() rule, get", get, iterations: 200_000)
+bench("owner get() + diff().affectedKeys().hasOnly(), update", update, iterations: 200_000)
