@@ -61,7 +61,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules"], exclude: ["Golden"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthServerTests", dependencies: ["HearthTesting"], swiftSettings: swiftSettings),
