@@ -10,8 +10,10 @@ public final class Store: Sendable {
     public struct Configuration: Sendable {
         /// The folder holding the database file; created if missing.
         public var dataDirectory: String
-        /// SQLite's `synchronous` setting in WAL mode: `FULL` (default) syncs the WAL on every commit, so an
-        /// acknowledged write survives a power loss; `NORMAL` survives a process crash only.
+        /// Durability of acknowledged writes. `full` (default): a request is acknowledged only after its commit
+        /// is synced to disk, so it survives a power loss (the WAL is synced by the syncer thread, one sync
+        /// covering every batch committed meanwhile). `normal`: acknowledged at commit, before any sync, like
+        /// SQLite's `synchronous=NORMAL` (PocketBase's setting): survives a process crash, not a power loss.
         public var synchronous: Synchronous = .full
         /// Reader connections (and threads).
         public var readers: Int = max(2, ProcessInfo.processInfo.activeProcessorCount)
@@ -37,6 +39,7 @@ public final class Store: Sendable {
     private let writer: WorkerThreads<WriterState>
     private let readers: WorkerThreads<SQLiteConnection>
     private let commitHook: CommitHookBox
+    private let syncer: Syncer
 
     /// Opens the store, creating and migrating the database file as needed.
     public init(configuration: Configuration, logger: Logger = Logger(label: "hearth.store")) throws {
@@ -45,7 +48,8 @@ public final class Store: Sendable {
         let path = configuration.databasePath
         let writeConnection = try SQLiteConnection(path: path)
         try writeConnection.execute("PRAGMA journal_mode=WAL")
-        try writeConnection.execute("PRAGMA synchronous=\(configuration.synchronous.rawValue)")
+        // The syncer thread provides the per-commit sync of `full`; SQLite itself runs at NORMAL either way.
+        try writeConnection.execute("PRAGMA synchronous=NORMAL")
         try writeConnection.execute("PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY")
         try Schema.migrate(writeConnection)
         let state = try WriterState(connection: writeConnection, retention: configuration.changeLogRetention)
@@ -57,9 +61,16 @@ public final class Store: Sendable {
         }
         let hook = CommitHookBox()
         commitHook = hook
+        let checkpointConnection = try SQLiteConnection(path: path)
+        try checkpointConnection.execute("PRAGMA synchronous=NORMAL")
+        let syncer = Syncer(databasePath: path, directory: configuration.dataDirectory,
+                            syncWAL: configuration.synchronous == .full, hook: hook,
+                            checkpointConnection: checkpointConnection, logger: logger)
+        self.syncer = syncer
+        state.installWALHook(syncer)
         readers = WorkerThreads(name: "hearth-reader", resources: readConnections)
         writer = WorkerThreads(name: "hearth-writer", resources: [state], batchLimit: configuration.groupCommitLimit) { jobs, state in
-            state.runBatch(jobs, hook: hook, logger: logger)
+            state.runBatch(jobs, syncer: syncer, logger: logger)
         }
     }
 
@@ -108,6 +119,7 @@ public final class Store: Sendable {
             state.wantsCheckpoint = true
         }
         writer.shutdown()
+        syncer.shutdown()
     }
 
     /// The database's size on disk (file plus WAL), in bytes.
@@ -176,7 +188,7 @@ final class WriterState: @unchecked Sendable {
         return Timestamp(microseconds: lastCommitTime)
     }
 
-    func runBatch(_ jobs: [@Sendable (WriterState) -> Void], hook: CommitHookBox, logger: Logger) {
+    func runBatch(_ jobs: [@Sendable (WriterState) -> Void], syncer: Syncer, logger: Logger) {
         var states: [WriteJobState] = []
         states.reserveCapacity(jobs.count)
         var changes: [ChangeRecord] = []
@@ -224,16 +236,22 @@ final class WriterState: @unchecked Sendable {
             try? connection.execute("ROLLBACK")
             commitError = HearthError.internal()
         }
-        for state in states {
-            state.onCommit?(state.failed ? nil : commitError)
-        }
-        if commitError == nil && !changes.isEmpty {
-            hook.call(changes)
-        }
+        // Acknowledge only once the batch is durable: the syncer syncs the WAL, then runs these in order.
+        let completions: [() -> Void] = states.map { state in { state.onCommit?(state.failed ? nil : commitError) } }
+        syncer.enqueue(Syncer.Batch(completions: completions, changes: commitError == nil ? changes : []))
         if wantsCheckpoint {
             try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             wantsCheckpoint = false
         }
+    }
+
+    /// Reports the WAL's size after each commit to the syncer, which checkpoints; this also turns off
+    /// SQLite's own checkpoints on the writer's connection, so commits never wait for one.
+    func installWALHook(_ syncer: Syncer) {
+        sqlite3_wal_hook(connection.handle, { context, _, _, pages in
+            Unmanaged<Syncer>.fromOpaque(context!).takeUnretainedValue().walSize(pages)
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(syncer).toOpaque())
     }
 
     func trimChangeLog() throws {

@@ -1,0 +1,133 @@
+import CSQLite
+import Foundation
+import HearthCore
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Makes committed batches durable off the writer thread, then acknowledges them.
+///
+/// The writer commits with SQLite's `synchronous=NORMAL` (the WAL is written, not synced) and hands each
+/// batch here. This thread syncs the WAL with one `fdatasync` that covers every batch committed so far,
+/// then resumes those batches' requests and publishes their changes, in commit order. So a request is
+/// acknowledged only once its commit is on disk — the guarantee of `synchronous=FULL` — while the writer
+/// goes on committing the next batches during the sync instead of waiting for it. The same thread runs WAL
+/// checkpoints on a connection of its own, so the writer never stalls on one.
+final class Syncer: @unchecked Sendable {
+    struct Batch {
+        let completions: [() -> Void]
+        let changes: [ChangeRecord]
+    }
+
+    private let condition = NSCondition()
+    private var pending: [Batch] = []
+    private var stopping = false
+    private var stopped = false
+    private var walPages: Int32 = 0
+    private var walFD: Int32 = -1
+    private let walPath: String
+    private let directory: String
+    private let syncWAL: Bool
+    private let hook: CommitHookBox
+    private let checkpointConnection: SQLiteConnection
+    private let logger: Logger
+    /// WAL size, in pages, past which a passive checkpoint runs.
+    static let checkpointPages: Int32 = 2_000
+
+    init(databasePath: String, directory: String, syncWAL: Bool, hook: CommitHookBox,
+         checkpointConnection: SQLiteConnection, logger: Logger) {
+        walPath = databasePath + "-wal"
+        self.directory = directory
+        self.syncWAL = syncWAL
+        self.hook = hook
+        self.checkpointConnection = checkpointConnection
+        self.logger = logger
+        let thread = Thread { [self] in loop() }
+        thread.name = "hearth-syncer"
+        thread.start()
+    }
+
+    /// Hands over a committed batch; its completions run once the batch is durable.
+    func enqueue(_ batch: Batch) {
+        condition.lock()
+        pending.append(batch)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Told by SQLite's WAL hook how large the WAL is after each commit.
+    func walSize(_ pages: Int32) {
+        condition.lock()
+        walPages = pages
+        if pages >= Self.checkpointPages { condition.signal() }
+        condition.unlock()
+    }
+
+    /// Finishes pending batches and stops the thread.
+    func shutdown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while !stopped { condition.wait() }
+        condition.unlock()
+        if walFD >= 0 { close(walFD) }
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while pending.isEmpty && !stopping && walPages < Self.checkpointPages { condition.wait() }
+            let batches = pending
+            pending.removeAll(keepingCapacity: true)
+            let wantsCheckpoint = walPages >= Self.checkpointPages
+            if wantsCheckpoint { walPages = 0 }
+            let finished = stopping && batches.isEmpty
+            condition.unlock()
+
+            if !batches.isEmpty {
+                if syncWAL { sync() }
+                for batch in batches {
+                    for completion in batch.completions { completion() }
+                }
+                for batch in batches where !batch.changes.isEmpty { hook.call(batch.changes) }
+            }
+            if wantsCheckpoint {
+                do {
+                    try checkpointConnection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                } catch {
+                    logger.warning("WAL checkpoint failed", metadata: ["error": "\(error)"])
+                }
+            }
+            if finished {
+                condition.lock()
+                stopped = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+        }
+    }
+
+    /// Syncs the WAL file (the first time also the folder that holds it, so the file itself survives).
+    private func sync() {
+        if walFD < 0 {
+            walFD = open(walPath, O_RDONLY | O_CLOEXEC)
+            if walFD < 0 {
+                logger.critical("cannot open the WAL to sync it", metadata: ["errno": "\(errno)"])
+                return
+            }
+            let dirFD = open(directory, O_RDONLY | O_CLOEXEC)
+            if dirFD >= 0 {
+                fsync(dirFD)
+                close(dirFD)
+            }
+        }
+        if fdatasync(walFD) != 0 {
+            // A failed sync cannot be retried safely (the kernel may have dropped the dirty pages): stop.
+            logger.critical("fdatasync of the WAL failed; stopping to protect acknowledged data", metadata: ["errno": "\(errno)"])
+            fatalError("fdatasync of the WAL failed (errno \(errno))")
+        }
+    }
+}
