@@ -130,6 +130,7 @@ struct QueryParsingTests {
         (#"{"from": "c", "orderBy": ["a"], "startAt": [1], "startAfter": [2]}"#, "cannot both be given"),
         (#"{"from": "c", "orderBy": ["a"], "endAt": [1, 5]}"#, "__name__ value must be a document path"),
         (#"{"from": "c", "orderBy": ["a"], "startAt": 5}"#, "list of values or a document path"),
+        (#"{"from": "c", "orderBy": ["a"], "endAt": []}"#, "endAt requires at least one value"),
         (#"{"from": "c", "orderBy": ["a", ["a", "desc"]]}"#, "more than once"),
         (#"{"from": "c", "orderBy": [["a", "up"]]}"#, "\"asc\" or \"desc\""),
         (#"{"from": "c", "where": [["__secret__", "==", 1]]}"#, "reserved"),

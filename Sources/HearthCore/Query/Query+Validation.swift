@@ -186,6 +186,9 @@ extension Query {
 
     func validateCursor(_ cursor: Cursor?, name: String) throws(HearthError) {
         guard case .values(let values)? = cursor?.position else { return }
+        if values.isEmpty {
+            throw .invalidArgument("Invalid query. \(name) requires at least one value.")
+        }
         let order = normalizedOrder
         if values.count > order.count {
             throw .invalidArgument(
