@@ -73,3 +73,24 @@ struct QueryPropertyTests {
         }
     }
 }
+
+@Suite("Query JSON round trip")
+struct QueryRoundTripTests {
+    @Test func randomQueriesRoundTrip() throws {
+        let seed = QT.seed()
+        var r = RandomValues(seed: seed)
+        for _ in 0..<2_000 {
+            let q = r.query(over: CollectionPath(uncheckedSegments: ["users"]))
+            let text = q.jsonText
+            let back: Query
+            do { back = try Query(jsonText: text) } catch {
+                Issue.record("seed \(seed): \(text) did not parse back: \(error)")
+                return
+            }
+            if back != q {
+                Issue.record("seed \(seed): \(text) parsed back as \(back.jsonText)")
+                return
+            }
+        }
+    }
+}

@@ -325,3 +325,88 @@ enum QueryJSON {
         }
     }
 }
+
+/// Writing queries back as JSON, in the long form `init(json:)` reads.
+extension Query {
+    /// Writes the query's canonical JSON (long form; values in the wire encoding).
+    public func write(to w: inout JSONWriter) {
+        w.raw("{\"from\":")
+        switch source {
+        case .collection(let c):
+            w.string(c.description)
+        case .collectionGroup(let id, let under):
+            w.raw("{\"collectionGroup\":")
+            w.string(id)
+            if let under {
+                w.raw(",\"under\":")
+                w.string(under.description)
+            }
+            w.raw("}")
+        }
+        if let filter {
+            w.raw(",\"where\":")
+            Query.write(filter, to: &w)
+        }
+        if !orderBy.isEmpty {
+            w.raw(",\"orderBy\":[")
+            for (k, o) in orderBy.enumerated() {
+                if k > 0 { w.raw(",") }
+                w.raw("{\"field\":")
+                w.string(o.field.description)
+                w.raw(",\"direction\":\"\(o.direction.rawValue)\"}")
+            }
+            w.raw("]")
+        }
+        if let start { Query.write(start, name: start.inclusive ? "startAt" : "startAfter", to: &w) }
+        if let end { Query.write(end, name: end.inclusive ? "endAt" : "endBefore", to: &w) }
+        if let limit { w.raw(",\"limit\":\(limit)") }
+        if let limitToLast { w.raw(",\"limitToLast\":\(limitToLast)") }
+        if offset != 0 { w.raw(",\"offset\":\(offset)") }
+        if let select {
+            w.raw(",\"select\":[")
+            for (k, f) in select.enumerated() {
+                if k > 0 { w.raw(",") }
+                w.string(f.description)
+            }
+            w.raw("]")
+        }
+        w.raw("}")
+    }
+
+    /// The query's canonical JSON text.
+    public var jsonText: String {
+        var w = JSONWriter()
+        write(to: &w)
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+
+    static func write(_ filter: Filter, to w: inout JSONWriter) {
+        switch filter {
+        case .field(let f):
+            w.raw("{\"field\":")
+            w.string(f.field.description)
+            w.raw(",\"op\":")
+            w.string(f.op.rawValue)
+            w.raw(",\"value\":")
+            f.value.write(to: &w)
+            w.raw("}")
+        case .and(let items), .or(let items):
+            if case .and = filter { w.raw("{\"and\":[") } else { w.raw("{\"or\":[") }
+            for (k, item) in items.enumerated() {
+                if k > 0 { w.raw(",") }
+                write(item, to: &w)
+            }
+            w.raw("]}")
+        }
+    }
+
+    static func write(_ cursor: Cursor, name: String, to w: inout JSONWriter) {
+        w.raw(",\"\(name)\":")
+        switch cursor.position {
+        case .document(let path):
+            w.string(path.description)
+        case .values(let values):
+            Value.array(values).write(to: &w)
+        }
+    }
+}
