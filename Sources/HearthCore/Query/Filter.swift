@@ -27,15 +27,25 @@ public indirect enum Filter: Sendable, Equatable {
 
 /// A comparison operator of a field filter.
 public enum FilterOperator: String, Sendable, Hashable, CaseIterable {
+    /// The field equals the value (query equality: `1 == 1.0`).
     case equal = "=="
+    /// The field exists and differs from the value.
     case notEqual = "!="
+    /// The field is below the value, within the value's type class.
     case lessThan = "<"
+    /// The field is at most the value, within the value's type class.
     case lessThanOrEqual = "<="
+    /// The field is above the value, within the value's type class.
     case greaterThan = ">"
+    /// The field is at least the value, within the value's type class.
     case greaterThanOrEqual = ">="
+    /// The field is an array holding the value.
     case arrayContains = "array-contains"
+    /// The field is an array holding at least one of the values.
     case arrayContainsAny = "array-contains-any"
+    /// The field equals one of the values.
     case `in` = "in"
+    /// The field exists, is not null, and equals none of the values.
     case notIn = "not-in"
 
     /// True for Firestore's range and inequality operators (`< <= > >= != not-in`): their fields join the order.

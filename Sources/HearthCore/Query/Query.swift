@@ -14,7 +14,9 @@ public struct Query: Sendable, Equatable {
 
     /// A sort direction.
     public enum Direction: String, Sendable, Hashable {
+        /// Smallest first.
         case ascending = "asc"
+        /// Largest first.
         case descending = "desc"
 
         /// The other direction.
