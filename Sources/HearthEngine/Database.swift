@@ -149,6 +149,15 @@ public final class Database: Sendable {
         return CommitResult(writeResults: results, commitTime: commitTime)
     }
 
+    /// Authorizes a query (a `list` over the documents it could return). Until rules are configured, only the
+    /// admin key may query (DESIGN §7: default deny).
+    func authorizeQuery(_ query: Query, _ identity: Identity) throws {
+        switch query.source {
+        case .collection(let collection): try authorize(identity, "list", collection.description)
+        case .collectionGroup(let id, _): try authorize(identity, "list", "collection group \(id)")
+        }
+    }
+
     /// Until rules are configured, only the admin key may read or write (DESIGN §7: default deny).
     func authorize(_ identity: Identity, _ method: String, _ path: String) throws {
         if identity.isAdmin { return }

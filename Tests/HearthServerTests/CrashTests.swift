@@ -17,6 +17,7 @@ import Testing
         let server = try ServerProcess.start(dataDirectory: dir)
         let writers = 8
         let start = Date()
+        let progress = AckCounter()
         // Each writer records what the server acknowledged; SIGKILL lands while they are mid-flight.
         let acknowledged = try await withThrowingTaskGroup(of: [(String, String)].self) { group in
             for w in 0..<writers {
@@ -39,7 +40,10 @@ import Testing
                             guard let r = try? await client.put("/v1/docs/\(path)", body) else { break }
                             result = r
                         }
-                        if result.status == 200 { acked.append((path, body)) }
+                        if result.status == 200 {
+                            acked.append((path, body))
+                            progress.add()
+                        }
                         i += 1
                     }
                     await client.close()
@@ -47,8 +51,10 @@ import Testing
                 }
             }
             group.addTask {
-                // Let the load run, then kill the server without warning.
-                try await Task.sleep(for: .milliseconds(1500))
+                // Let the load run until a few hundred writes are acknowledged, then kill the server without warning.
+                while progress.value < 300 && Date().timeIntervalSince(start) < 15 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
                 server.signal(SIGKILL)
                 return []
             }
@@ -57,7 +63,7 @@ import Testing
             return all
         }
         _ = try server.waitForExit()
-        #expect(acknowledged.count > 50, "the load acknowledged only \(acknowledged.count) writes before the kill")
+        #expect(acknowledged.count >= 300, "the load acknowledged only \(acknowledged.count) writes before the kill")
 
         let restarted = try ServerProcess.start(dataDirectory: dir)
         let client = restarted.client()
@@ -100,5 +106,23 @@ import Testing
         await again.close()
         restarted.signal(SIGTERM)
         _ = try restarted.waitForExit()
+    }
+}
+
+/// Counts acknowledged writes across the writer tasks.
+final class AckCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func add() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
     }
 }
