@@ -37,24 +37,26 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         let (secs, micros) = floorDivide(microseconds, 1_000_000)
         let (days, secOfDay) = floorDivide(secs, 86_400)
         let (y, m, d) = Self.civil(fromDays: days)
-        var out = [UInt8]()
-        out.reserveCapacity(27)
-        func put(_ value: Int64, _ width: Int) {
-            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
-            var v = value
-            for i in stride(from: width - 1, through: 0, by: -1) {
-                digits[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
+        // Written straight into the string's storage: this runs twice for every document answered.
+        return String(unsafeUninitializedCapacity: 27) { out in
+            var i = 0
+            func put(_ value: Int64, _ width: Int) {
+                var v = value
+                for k in stride(from: width - 1, through: 0, by: -1) {
+                    out[i + k] = UInt8(ascii: "0") + UInt8(v % 10)
+                    v /= 10
+                }
+                i += width
             }
-            out.append(contentsOf: digits)
+            func sep(_ c: UInt8) {
+                out[i] = c
+                i += 1
+            }
+            put(y, 4); sep(UInt8(ascii: "-")); put(m, 2); sep(UInt8(ascii: "-")); put(d, 2); sep(UInt8(ascii: "T"))
+            put(secOfDay / 3600, 2); sep(UInt8(ascii: ":")); put(secOfDay % 3600 / 60, 2); sep(UInt8(ascii: ":"))
+            put(secOfDay % 60, 2); sep(UInt8(ascii: ".")); put(micros, 6); sep(UInt8(ascii: "Z"))
+            return i
         }
-        put(y, 4); out.append(UInt8(ascii: "-")); put(m, 2); out.append(UInt8(ascii: "-")); put(d, 2)
-        out.append(UInt8(ascii: "T"))
-        put(secOfDay / 3600, 2); out.append(UInt8(ascii: ":"))
-        put(secOfDay % 3600 / 60, 2); out.append(UInt8(ascii: ":"))
-        put(secOfDay % 60, 2); out.append(UInt8(ascii: "."))
-        put(micros, 6); out.append(UInt8(ascii: "Z"))
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`); digits past microseconds are truncated.

@@ -32,7 +32,7 @@ public final class Database: Sendable {
     /// Reads a document; nil when missing. Under a transaction, records the version read.
     public func get(_ path: DocumentPath, as identity: Identity, transaction: String? = nil) async throws -> StoredDocument? {
         if let transaction { try transactions.touch(transaction, identity: identity) }
-        let doc = try await store.read { try $0.document(at: path) }
+        let doc = try store.pointRead { try $0.document(at: path) }
         try authorize(identity, "get", path.description)
         if let transaction {
             try transactions.recordRead(transaction, identity: identity, path: path, version: doc?.updateTime)

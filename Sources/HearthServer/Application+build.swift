@@ -23,7 +23,7 @@ public func buildApplication(
     configuration: ServerConfiguration,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> (some ApplicationProtocol, HearthServices) {
-    var logger = Logger(label: "hearth")
+    var logger = Logger(label: "hearth") { label in HearthLogHandler(label: label) }
     logger.logLevel = configuration.logLevel
 
     var storeConfiguration = Store.Configuration(dataDirectory: configuration.dataDirectory)

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Prometheus
 
@@ -18,19 +19,40 @@ public final class ServerMetrics: Sendable {
                                              helpText: "Size of the database file and its WAL"))
     }
 
+    struct Key: Hashable {
+        let route: String
+        let method: HTTPRequest.Method
+        let status: Int
+    }
+
+    private let lock = NSLock()
+    private nonisolated(unsafe) var instruments: [Key: (Counter, DurationHistogram)] = [:]
+
     func record(route: String, method: HTTPRequest.Method, status: HTTPResponse.Status, duration: Duration) {
-        let labels = [("route", route), ("method", method.rawValue), ("status", String(status.code))]
-        registry.makeCounter(
+        let key = Key(route: route, method: method, status: status.code)
+        lock.lock()
+        let cached = instruments[key]
+        lock.unlock()
+        let (counter, histogram) = cached ?? makeInstruments(key)
+        counter.increment()
+        histogram.record(duration)
+    }
+
+    /// The registry's lookups build label strings; each route, method and status pays for that once.
+    private func makeInstruments(_ key: Key) -> (Counter, DurationHistogram) {
+        let counter = registry.makeCounter(
             descriptor: MetricNameDescriptor(metricName: "hearth_http_requests", unitName: "total",
                                              helpText: "HTTP requests by route, method and status"),
-            labels: labels
-        ).increment()
-        registry.makeDurationHistogram(
+            labels: [("route", key.route), ("method", key.method.rawValue), ("status", String(key.status))])
+        let histogram = registry.makeDurationHistogram(
             descriptor: MetricNameDescriptor(metricName: "hearth_http_request_duration", unitName: "seconds",
                                              helpText: "HTTP request latency"),
-            labels: [("route", route), ("method", method.rawValue)],
-            buckets: Self.buckets
-        ).record(duration)
+            labels: [("route", key.route), ("method", key.method.rawValue)],
+            buckets: Self.buckets)
+        lock.lock()
+        instruments[key] = (counter, histogram)
+        lock.unlock()
+        return (counter, histogram)
     }
 }
 

@@ -39,6 +39,7 @@ public final class Store: Sendable {
     private let writer: WorkerThreads<WriterState>
     private let readers: WorkerThreads<SQLiteConnection>
     private let commitHook: CommitHookBox
+    private let pointReaders: ConnectionPool
     private let syncer: Syncer
 
     /// Opens the store, creating and migrating the database file as needed.
@@ -68,6 +69,13 @@ public final class Store: Sendable {
                             checkpointConnection: checkpointConnection, logger: logger)
         self.syncer = syncer
         state.installWALHook(syncer)
+        var pointConnections: [SQLiteConnection] = []
+        for _ in 0..<max(2, configuration.readers) {
+            let c = try SQLiteConnection(path: path)
+            try c.execute("PRAGMA cache_size=-16384; PRAGMA query_only=1")
+            pointConnections.append(c)
+        }
+        pointReaders = ConnectionPool(pointConnections)
         readers = WorkerThreads(name: "hearth-reader", resources: readConnections)
         writer = WorkerThreads(name: "hearth-writer", resources: [state], batchLimit: configuration.groupCommitLimit) { jobs, state in
             state.runBatch(jobs, syncer: syncer, logger: logger)
@@ -87,6 +95,14 @@ public final class Store: Sendable {
             }
             if !accepted { continuation.resume(throwing: HearthError.unavailable("the server is shutting down")) }
         }
+    }
+
+    /// Runs a short, bounded read (a lookup by key) on the calling thread, with a pooled connection.
+    ///
+    /// A point read takes microseconds, less than the two thread switches of a hop to a reader thread; reads
+    /// that scan (listings, queries) use `read` instead.
+    public func pointRead<T>(_ body: (ReadContext) throws -> T) throws -> T {
+        try pointReaders.with { connection in try body(ReadContext(connection: connection)) }
     }
 
     /// Runs a write job on the writer thread, inside a transaction shared with other queued jobs; the job's
@@ -258,5 +274,27 @@ final class WriterState: @unchecked Sendable {
         let s = try connection.prepare("DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes) - ?")
         s.bind(1, Int64(retention))
         try s.run()
+    }
+}
+
+/// Connections any thread may borrow for a moment.
+final class ConnectionPool: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var free: [SQLiteConnection]
+
+    init(_ connections: [SQLiteConnection]) { free = connections }
+
+    func with<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        condition.lock()
+        while free.isEmpty { condition.wait() }
+        let connection = free.removeLast()
+        condition.unlock()
+        defer {
+            condition.lock()
+            free.append(connection)
+            condition.signal()
+            condition.unlock()
+        }
+        return try body(connection)
     }
 }
