@@ -39,11 +39,11 @@ def doc_body(i):
     return {"title": f"A day at the lake, part {i}", "count": i, "published": i % 2 == 0, "body": "lorem ipsu" * 20}
 
 
-def start_hearth(tmp, port):
+def start_hearth(tmp, port, synchronous):
     binary = os.path.join(ROOT, ".build", "release", "hearth")
     if not os.path.exists(binary):
         subprocess.run(["swift", "build", "-c", "release", "--product", "hearth"], cwd=ROOT, check=True)
-    env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY)
+    env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_SYNCHRONOUS=synchronous)
     proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(port), "--log-level", "warning"],
                             env=env, stdout=subprocess.DEVNULL)
     wait_up(f"http://127.0.0.1:{port}/healthz")
@@ -95,11 +95,14 @@ def main():
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--connections", type=int, default=16)
+    ap.add_argument("--synchronous", default="FULL", help="Hearth's durability: FULL (default) or NORMAL (PocketBase's)")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="hearth-bench-")
     procs = []
     try:
-        h_proc, h_env, h_base = start_hearth(tmp, 18080); procs.append(h_proc)
+        h_proc, h_env, h_base = start_hearth(tmp, 18080, args.synchronous); procs.append(h_proc)
+        print(f"Hearth durability: {args.synchronous}; PocketBase: WAL with synchronous=NORMAL; {args.connections} connections, "
+              f"{args.duration} s per run, {args.rounds} rounds, load average {os.getloadavg()[0]:.1f}", flush=True)
         p_proc, p_env, p_base = start_pocketbase(tmp, 18090); procs.append(p_proc)
         results = {}
         for workload in ["create", "get"]:

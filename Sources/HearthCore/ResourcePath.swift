@@ -134,14 +134,23 @@ public struct CollectionPath: Sendable, Hashable, CustomStringConvertible {
 
 /// Firestore-style auto ids: 20 characters from `[A-Za-z0-9]`, drawn from the system CSPRNG.
 public func makeAutoID() -> String {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+    let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
     var rng = SystemRandomNumberGenerator()
-    var out = [UInt8]()
-    out.reserveCapacity(20)
-    while out.count < 20 {
-        // 62 * 4 = 248: reject bytes >= 248 so every character is equally likely.
-        let byte = UInt8.random(in: 0...255, using: &rng)
-        if byte < 248 { out.append(alphabet[Int(byte % 62)]) }
+    return String(unsafeUninitializedCapacity: 20) { out in
+        var filled = 0
+        while filled < 20 {
+            // One CSPRNG call yields 8 bytes. 62 * 4 = 248: bytes >= 248 are skipped so every character is
+            // equally likely.
+            var word = rng.next()
+            for _ in 0..<8 where filled < 20 {
+                let byte = UInt8(truncatingIfNeeded: word)
+                word >>= 8
+                if byte < 248 {
+                    out[filled] = alphabet.utf8Start[Int(byte % 62)]
+                    filled += 1
+                }
+            }
+        }
+        return 20
     }
-    return String(decoding: out, as: UTF8.self)
 }

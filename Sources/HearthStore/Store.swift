@@ -209,7 +209,7 @@ final class WriterState: @unchecked Sendable {
         states.reserveCapacity(jobs.count)
         var changes: [ChangeRecord] = []
         do {
-            try connection.execute("BEGIN IMMEDIATE")
+            try connection.prepare("BEGIN IMMEDIATE").run()
         } catch {
             logger.error("cannot begin a write transaction", metadata: ["error": "\(error)"])
             for job in jobs {
@@ -221,19 +221,18 @@ final class WriterState: @unchecked Sendable {
             current = nil
             return
         }
-        for (i, job) in jobs.enumerated() {
+        for job in jobs {
             let context = WriteContext(connection: connection, writer: self)
             let state = WriteJobState(context: context)
             current = state
-            let savepoint = "j\(i)"
-            try? connection.execute("SAVEPOINT \(savepoint)")
+            try? connection.prepare("SAVEPOINT job").run()
             job(self)
             if state.failed {
-                try? connection.execute("ROLLBACK TO \(savepoint)")
+                try? connection.prepare("ROLLBACK TO job").run()
             } else {
                 changes.append(contentsOf: context.changes)
             }
-            try? connection.execute("RELEASE \(savepoint)")
+            try? connection.prepare("RELEASE job").run()
             states.append(state)
         }
         current = nil
@@ -246,15 +245,20 @@ final class WriterState: @unchecked Sendable {
                     try trimChangeLog()
                 }
             }
-            try connection.execute("COMMIT")
+            try connection.prepare("COMMIT").run()
         } catch {
             logger.error("commit failed", metadata: ["error": "\(error)"])
             try? connection.execute("ROLLBACK")
             commitError = HearthError.internal()
         }
-        // Acknowledge only once the batch is durable: the syncer syncs the WAL, then runs these in order.
-        let completions: [() -> Void] = states.map { state in { state.onCommit?(state.failed ? nil : commitError) } }
-        syncer.enqueue(Syncer.Batch(completions: completions, changes: commitError == nil ? changes : []))
+        if syncer.syncsWAL {
+            // Acknowledge only once the batch is durable: the syncer syncs the WAL, then runs these in order.
+            let completions: [() -> Void] = states.map { state in { state.onCommit?(state.failed ? nil : commitError) } }
+            syncer.enqueue(Syncer.Batch(completions: completions, changes: commitError == nil ? changes : []))
+        } else {
+            for state in states { state.onCommit?(state.failed ? nil : commitError) }
+            if commitError == nil && !changes.isEmpty { syncer.publish(changes) }
+        }
         if wantsCheckpoint {
             try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             wantsCheckpoint = false

@@ -30,6 +30,8 @@ final class Syncer: @unchecked Sendable {
     private let walPath: String
     private let directory: String
     private let syncWAL: Bool
+    /// True when acknowledgements wait for a WAL sync (`full` durability).
+    var syncsWAL: Bool { syncWAL }
     private let hook: CommitHookBox
     private let checkpointConnection: SQLiteConnection
     private let logger: Logger
@@ -55,6 +57,11 @@ final class Syncer: @unchecked Sendable {
         pending.append(batch)
         condition.signal()
         condition.unlock()
+    }
+
+    /// Publishes changes that need no sync first (`normal` durability), in commit order.
+    func publish(_ changes: [ChangeRecord]) {
+        hook.call(changes)
     }
 
     /// Told by SQLite's WAL hook how large the WAL is after each commit.
