@@ -14,26 +14,29 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     static func response(for error: any Error, request: Request, logger: Logger) -> Response {
-        let hearthError: HearthError
+        errorResponse(hearthError(for: error, method: request.method, path: request.uri.path, logger: logger))
+    }
+
+    /// The error a client sees for any failure; unknown errors are logged and replaced by an opaque one.
+    static func hearthError(for error: any Error, method: HTTPRequest.Method, path: String, logger: Logger) -> HearthError {
         switch error {
         case let e as HearthError:
-            hearthError = e
             if e.code == .internal { logger.error("internal error", metadata: ["error": "\(e.message)"]) }
+            return e
         case let e as HTTPError:
-            hearthError = translate(e, request: request)
+            return translate(e, method: method, path: path)
         default:
             let requestID = logger[metadataKey: "hb.request.id"].map { "\($0)" } ?? "unknown"
             logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
-            hearthError = .internal("Internal error (request id \(requestID)).")
+            return .internal("Internal error (request id \(requestID)).")
         }
-        return errorResponse(hearthError)
     }
 
-    static func translate(_ error: HTTPError, request: Request) -> HearthError {
+    static func translate(_ error: HTTPError, method: HTTPRequest.Method, path: String) -> HearthError {
         switch error.status {
-        case .notFound: return .notFound("no route for \(request.method) \(request.uri.path)")
+        case .notFound: return .notFound("no route for \(method) \(path)")
         case .contentTooLarge: return .payloadTooLarge("request body is over \(Limits.maxRequestBody) bytes (10 MiB)")
-        case .methodNotAllowed: return .init(.invalidArgument, "method \(request.method) is not allowed on \(request.uri.path)")
+        case .methodNotAllowed: return .init(.invalidArgument, "method \(method) is not allowed on \(path)")
         case .badRequest: return .invalidArgument(error.body ?? "bad request")
         default: return .init(.internal, error.body ?? "\(error.status)")
         }
