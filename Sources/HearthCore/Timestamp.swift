@@ -36,7 +36,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     public var rfc3339: String {
         let (secs, micros) = floorDivide(microseconds, 1_000_000)
         let (days, secOfDay) = floorDivide(secs, 86_400)
-        let (y, m, d) = Self.civil(fromDays: days)
+        let (y, m, d) = CivilCalendar.civil(fromDays: days)
         // Written straight into the string's storage: this runs twice for every document answered.
         return String(unsafeUninitializedCapacity: 27) { out in
             var i = 0
@@ -83,7 +83,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
               expect("Tt "), let hour = digits(2), expect(":"), let minute = digits(2), expect(":"),
               let second = digits(2)
         else { return nil }
-        guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
+        guard (1...12).contains(month), day >= 1, day <= CivilCalendar.daysIn(month: month, year: year),
               hour < 24, minute < 60, second < 60
         else { return nil }
         var micros: Int64 = 0
@@ -111,47 +111,17 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
             return nil
         }
         guard i == b.count else { return nil }
-        let days = Self.days(fromCivil: year, month, day)
+        let days = CivilCalendar.days(fromCivil: year, month, day)
         let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         let value = secs * 1_000_000 + micros
         guard value >= Timestamp.min.microseconds, value <= Timestamp.max.microseconds else { return nil }
         self.microseconds = value
     }
-
-    static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: return (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    // Howard Hinnant's days-from-civil and civil-from-days algorithms (proleptic Gregorian calendar).
-    static func days(fromCivil y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let y = yoe + era * 400
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? y + 1 : y, m, d)
-    }
 }
 
+/// Division rounding toward negative infinity, with a non-negative remainder.
 @inline(__always)
-func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
+public func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
     var q = a / b
     var r = a % b
     if r < 0 { q -= 1; r += b }
