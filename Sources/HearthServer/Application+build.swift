@@ -3,6 +3,7 @@ import HearthCore
 import HearthEngine
 import HearthStore
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -28,6 +29,7 @@ public func buildApplication(
 
     var storeConfiguration = Store.Configuration(dataDirectory: configuration.dataDirectory)
     storeConfiguration.synchronous = configuration.synchronous
+    storeConfiguration.changeLogRetention = max(1, configuration.changeLogRetention)
     let store = try Store(configuration: storeConfiguration, logger: logger)
     let database = Database(store: store, logger: logger)
     let adminKey = try AdminKey.loadOrCreate(dataDirectory: configuration.dataDirectory, configured: configuration.adminKey)
@@ -47,14 +49,26 @@ public func buildApplication(
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
     }
     DocumentRoutes(database: database).register(on: router)
+    let feed = ChangeFeed(database: database, configuration: configuration.listen, logger: logger)
+    let listen = ListenEndpoint(feed: feed) { token throws(HearthError) in
+        guard adminKey.matches(token) else { throw .unauthenticated("the bearer token is not valid or has expired") }
+        return (.admin, nil)
+    }
+    listen.register(on: router)
 
     var app = Application(
         router: router,
+        server: .http1WebSocketUpgrade(configuration: .init(ws: .init(
+            maxFrameSize: configuration.listen.maxMessageBytes,
+            autoPing: .enabled(timePeriod: configuration.listen.heartbeatInterval)))) { request, _, _ in
+            listen.shouldUpgrade(request)
+        },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "hearth"),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger
     )
     app.addServices(StoreService(store: store, logger: logger))
+    app.addServices(feed)
     return (app, HearthServices(database: database, adminKey: adminKey, metrics: metrics))
 }
 

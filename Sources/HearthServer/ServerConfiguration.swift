@@ -1,3 +1,4 @@
+import HearthEngine
 import HearthStore
 import Logging
 
@@ -19,6 +20,10 @@ public struct ServerConfiguration: Sendable {
     public var requestLogLevel: Logger.Level = .debug
     /// Level of the server's own logs.
     public var logLevel: Logger.Level = .info
+    /// Live updates: limits and timings of `/v1/listen`.
+    public var listen = ListenConfiguration()
+    /// Change-log rows kept for listeners that resume; older tokens get a `reset` snapshot.
+    public var changeLogRetention: Int = 100_000
     /// Makes the default configuration.
     public init() {}
 }

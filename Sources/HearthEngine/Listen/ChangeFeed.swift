@@ -1,0 +1,99 @@
+import Foundation
+import HearthAuth
+import HearthCore
+import HearthStore
+import Logging
+import ServiceLifecycle
+
+/// Live updates: fed by the change log after each commit, it matches each change against the open targets
+/// (found through indexes by document, collection and collection group, never by visiting every target),
+/// keeps one view per distinct query shared by its listeners, and queues snapshots for their connections.
+///
+/// Everything it tracks is touched only by `run`'s loop, in the order messages arrive: commits in commit
+/// order, target changes in the order connections made them. A target's first result is read at a known
+/// change-log position, and only later changes are applied to it.
+public final class ChangeFeed: Service, Sendable {
+    /// Limits and timings.
+    public let configuration: ListenConfiguration
+    let database: Database
+    let authorizer: ListenAuthorizer
+    let revocations: RevocationHub?
+    let logger: Logger
+    let inbox: AsyncStream<FeedMessage>.Continuation
+    let messages: AsyncStream<FeedMessage>
+    private let counter = ConnectionCounter()
+
+    /// Starts following the database's commits; `run` processes them.
+    public init(database: Database, configuration: ListenConfiguration = .init(), authorizer: ListenAuthorizer? = nil,
+                revocations: RevocationHub? = nil, logger: Logger = Logger(label: "hearth.listen")) {
+        self.database = database
+        self.configuration = configuration
+        self.authorizer = authorizer ?? database.listenAuthorizer
+        self.revocations = revocations
+        self.logger = logger
+        let (messages, inbox) = AsyncStream<FeedMessage>.makeStream(bufferingPolicy: .unbounded)
+        self.messages = messages
+        self.inbox = inbox
+        database.store.onCommit { changes in inbox.yield(.commit(changes)) }
+    }
+
+    /// Opens a connection acting as `identity` (`.unauthenticated` until an `auth` message, if any).
+    public func connect(identity: Identity, session: ListenSession? = nil) -> ListenConnection {
+        ListenConnection(id: counter.next(), feed: self, identity: identity, session: session)
+    }
+
+    func send(_ message: FeedMessage) { inbox.yield(message) }
+
+    /// Processes commits and target changes until graceful shutdown, then ends every connection with 1001.
+    public func run() async throws {
+        let state = FeedState(feed: self)
+        await withTaskGroup(of: Void.self) { group in
+            if let revocations {
+                let events = revocations.events()
+                group.addTask { [inbox] in
+                    for await event in events.cancelOnGracefulShutdown() { inbox.yield(.revoke(event)) }
+                }
+            }
+            for await message in messages.cancelOnGracefulShutdown() {
+                state.handle(message) { request in
+                    group.addTask { [database, inbox] in
+                        do {
+                            let result = try await database.store.readAtPosition { context, position in
+                                try ChangeFeed.load(request, context: context, at: position)
+                            }
+                            inbox.yield(.loaded(view: request.view, generation: request.generation, result: .success(result)))
+                        } catch {
+                            let failure = error as? HearthError ?? .internal()
+                            inbox.yield(.loaded(view: request.view, generation: request.generation, result: .failure(failure)))
+                        }
+                    }
+                }
+            }
+            state.closeAll(.unavailable("the server is shutting down; resume on another connection"), closeCode: 1001)
+            group.cancelAll()
+        }
+    }
+}
+
+/// What the feed's loop processes.
+enum FeedMessage: Sendable {
+    case commit([ChangeRecord])
+    case add(Subscriber)
+    case remove(connection: Int, targetID: String, serial: Int)
+    case disconnect(connection: Int)
+    case loaded(view: Int, generation: Int, result: Result<LoadResult, HearthError>)
+    case revoke(RevocationEvent)
+}
+
+/// Hands out connection numbers.
+final class ConnectionCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    func next() -> Int {
+        lock.withLock {
+            value += 1
+            return value
+        }
+    }
+}

@@ -1,0 +1,300 @@
+import HearthCore
+import HearthStore
+
+/// The feed's bookkeeping, touched only by `ChangeFeed.run`'s loop: views, their listeners, and the indexes
+/// that find the views a change may concern.
+final class FeedState {
+    /// One result kept current, shared by the listeners of one query (or one document).
+    final class View {
+        enum Phase { case loading, live }
+        let id: Int
+        let key: String
+        let target: ListenTarget
+        var phase = Phase.loading
+        var generation = 0
+        var model: TargetView?
+        /// Changes are applied only past this position (the position the result was read at).
+        var floor = LogPosition(sequence: -1, commitTime: Timestamp(microseconds: 0))
+        /// Changes that arrived while loading.
+        var buffer: [ChangeRecord] = []
+        var subscribers: [Subscriber] = []
+        /// Subscribers still waiting for their first snapshot.
+        var pending: Set<SubscriberKey> = []
+
+        init(id: Int, key: String, target: ListenTarget) {
+            self.id = id
+            self.key = key
+            self.target = target
+        }
+    }
+
+    struct SubscriberKey: Hashable {
+        let connection: Int
+        let serial: Int
+    }
+
+    let feed: ChangeFeed
+    var views: [Int: View] = [:]
+    var shared: [String: Int] = [:]
+    var byDocument: [String: Set<Int>] = [:]
+    var byCollection: [String: Set<Int>] = [:]
+    var byGroup: [String: Set<Int>] = [:]
+    /// Each connection's targets: serial → view.
+    var connections: [Int: (connection: ListenConnection, targets: [Int: Int])] = [:]
+    var position = LogPosition(sequence: 0, commitTime: Timestamp(microseconds: 0))
+    var nextViewID = 0
+
+    init(feed: ChangeFeed) { self.feed = feed }
+
+    func handle(_ message: FeedMessage, load: (LoadRequest) -> Void) {
+        switch message {
+        case .commit(let records): commit(records, load: load)
+        case .add(let subscriber): add(subscriber, load: load)
+        case .remove(let connection, _, let serial): remove(SubscriberKey(connection: connection, serial: serial))
+        case .disconnect(let connection): disconnect(connection)
+        case .loaded(let view, let generation, let result): loaded(view, generation, result, load: load)
+        case .revoke(let event):
+            guard event.revokes else { return }
+            for (id, entry) in connections {
+                guard let session = entry.connection.session, event.affects(sessionID: session.sessionID, uid: session.uid)
+                else { continue }
+                entry.connection.terminate(.unauthenticated("the session was revoked (\(event.reason.rawValue)); sign in again"),
+                                           closeCode: 1008)
+                disconnect(id)
+            }
+        }
+    }
+
+    // MARK: Targets
+
+    func add(_ subscriber: Subscriber, load: (LoadRequest) -> Void) {
+        let connection = subscriber.connection
+        guard connection.isCurrent(subscriber.targetID, subscriber.serial) else { return }
+        let key = SubscriberKey(connection: connection.id, serial: subscriber.serial)
+        if subscriber.resume == nil, let id = shared[subscriber.target.sharingKey], let view = views[id] {
+            attach(subscriber, key, to: view)
+            if view.phase == .live, let model = view.model {
+                view.pending.remove(key)
+                deliver(ListenSnapshot(targetID: subscriber.targetID, initial: true, reset: false,
+                                       changes: model.diff(from: [], to: model.documents), changesJSON: [],
+                                       position: max(view.floor, position), serial: subscriber.serial), to: subscriber, in: view)
+            }
+            return
+        }
+        nextViewID += 1
+        let sharingKey = subscriber.resume == nil ? subscriber.target.sharingKey : "private:\(nextViewID)"
+        let view = View(id: nextViewID, key: sharingKey, target: subscriber.target)
+        views[view.id] = view
+        if subscriber.resume == nil { shared[sharingKey] = view.id }
+        index(view, insert: true)
+        attach(subscriber, key, to: view)
+        view.generation += 1
+        load(LoadRequest(view: view.id, generation: view.generation, target: view.target, resolveCursors: true,
+                         resume: subscriber.resume))
+    }
+
+    func attach(_ subscriber: Subscriber, _ key: SubscriberKey, to view: View) {
+        view.subscribers.append(subscriber)
+        view.pending.insert(key)
+        connections[key.connection, default: (subscriber.connection, [:])].targets[key.serial] = view.id
+    }
+
+    func remove(_ key: SubscriberKey) {
+        guard let viewID = connections[key.connection]?.targets.removeValue(forKey: key.serial),
+              let view = views[viewID] else { return }
+        view.subscribers.removeAll { $0.connection.id == key.connection && $0.serial == key.serial }
+        view.pending.remove(key)
+        if view.subscribers.isEmpty { drop(view) }
+    }
+
+    func disconnect(_ connection: Int) {
+        guard let entry = connections[connection] else { return }
+        for serial in entry.targets.keys { remove(SubscriberKey(connection: connection, serial: serial)) }
+        connections[connection] = nil
+    }
+
+    func drop(_ view: View) {
+        views[view.id] = nil
+        if shared[view.key] == view.id { shared[view.key] = nil }
+        index(view, insert: false)
+    }
+
+    func index(_ view: View, insert: Bool) {
+        func update(_ table: inout [String: Set<Int>], _ key: String) {
+            if insert {
+                table[key, default: []].insert(view.id)
+            } else {
+                table[key]?.remove(view.id)
+                if table[key]?.isEmpty == true { table[key] = nil }
+            }
+        }
+        switch view.target {
+        case .document(let path): update(&byDocument, path.description)
+        case .query(let query):
+            switch query.source {
+            case .collection(let c): update(&byCollection, c.description)
+            case .collectionGroup(let id, _): update(&byGroup, id)
+            }
+        }
+    }
+
+    func closeAll(_ error: HearthError, closeCode: UInt16) {
+        for entry in connections.values { entry.connection.terminate(error, closeCode: closeCode) }
+        connections.removeAll()
+        views.removeAll()
+        shared.removeAll()
+    }
+
+    // MARK: Changes
+
+    func commit(_ records: [ChangeRecord], load: (LoadRequest) -> Void) {
+        guard let last = records.last else { return }
+        var touched: [Int: [ChangeRecord]] = [:]
+        var order: [Int] = []
+        for record in records {
+            let path = record.path
+            var ids = byDocument[path.description] ?? []
+            if let c = byCollection[path.parent.description] { ids.formUnion(c) }
+            if let g = byGroup[path.collectionID] { ids.formUnion(g) }
+            for id in ids {
+                if touched[id] == nil { order.append(id) }
+                touched[id, default: []].append(record)
+            }
+        }
+        position = LogPosition(sequence: last.sequence, commitTime: last.commitTime)
+        var decoded: [Int64: Document] = [:]
+        for id in order {
+            guard let view = views[id], let records = touched[id] else { continue }
+            switch view.phase {
+            case .loading: view.buffer.append(contentsOf: records)
+            case .live: apply(records, to: view, decoded: &decoded, load: load)
+            }
+        }
+    }
+
+    /// Applies the records past the view's floor and delivers the changes they make.
+    func apply(_ records: [ChangeRecord], to view: View, decoded: inout [Int64: Document], load: (LoadRequest) -> Void) {
+        var changes: [DocumentPath: Document?] = [:]
+        for record in records where record.sequence > view.floor.sequence && view.target.concerns(record.path) {
+            guard let stored = record.document else {
+                changes[record.path] = .some(nil)
+                continue
+            }
+            if let doc = decoded[record.sequence] {
+                changes[record.path] = doc
+            } else if let doc = try? stored.decoded() {
+                decoded[record.sequence] = doc
+                changes[record.path] = doc
+            }
+        }
+        guard !changes.isEmpty, var model = view.model else { return }
+        let step = model.apply(changes)
+        view.model = model
+        switch step {
+        case .changes(let list):
+            guard !list.isEmpty else { return }
+            broadcast(list, in: view, position: max(view.floor, position))
+        case .requery:
+            view.phase = .loading
+            view.generation += 1
+            load(LoadRequest(view: view.id, generation: view.generation, target: model.target, resolveCursors: false, resume: nil))
+        }
+    }
+
+    func loaded(_ id: Int, _ generation: Int, _ result: Result<LoadResult, HearthError>, load: (LoadRequest) -> Void) {
+        guard let view = views[id], view.generation == generation, view.phase == .loading else { return }
+        let loaded: LoadResult
+        switch result {
+        case .failure(let error):
+            for subscriber in view.subscribers { end(subscriber, error, in: view) }
+            return
+        case .success(let value): loaded = value
+        }
+        var model = view.model ?? TargetView(target: loaded.target)
+        view.floor = loaded.position
+        view.phase = .live
+        if let subscriber = view.subscribers.first, subscriber.resume != nil, view.model == nil {
+            // A resumed target has a view of its own: the client's view is the result at its token.
+            var reset = false
+            var changes: [ViewChange]
+            if let previous = loaded.previous {
+                _ = model.reset(to: previous)
+                changes = model.reset(to: loaded.current)
+            } else {
+                reset = true
+                changes = model.reset(to: loaded.current)
+            }
+            view.model = model
+            view.pending.removeAll()
+            deliver(ListenSnapshot(targetID: subscriber.targetID, initial: true, reset: reset, changes: changes,
+                                   changesJSON: [], position: view.floor, serial: subscriber.serial),
+                    to: subscriber, in: view)
+        } else {
+            let changes = model.reset(to: loaded.current)
+            view.model = model
+            let full = model.diff(from: [], to: model.documents)
+            let fullJSON = ViewChange.encode(full)
+            let changesJSON = ViewChange.encode(changes)
+            for subscriber in view.subscribers {
+                let key = SubscriberKey(connection: subscriber.connection.id, serial: subscriber.serial)
+                if view.pending.remove(key) != nil {
+                    deliver(ListenSnapshot(targetID: subscriber.targetID, initial: true, reset: false, changes: full,
+                                           changesJSON: fullJSON, position: view.floor, serial: subscriber.serial),
+                            to: subscriber, in: view)
+                } else if !changes.isEmpty {
+                    deliver(ListenSnapshot(targetID: subscriber.targetID, initial: false, reset: false, changes: changes,
+                                           changesJSON: changesJSON, position: view.floor, serial: subscriber.serial),
+                            to: subscriber, in: view)
+                }
+            }
+        }
+        let buffered = view.buffer
+        view.buffer = []
+        if !buffered.isEmpty {
+            var decoded: [Int64: Document] = [:]
+            apply(buffered, to: view, decoded: &decoded, load: load)
+        }
+    }
+
+    // MARK: Delivery
+
+    func broadcast(_ changes: [ViewChange], in view: View, position: LogPosition) {
+        let json = ViewChange.encode(changes)
+        for subscriber in view.subscribers {
+            let key = SubscriberKey(connection: subscriber.connection.id, serial: subscriber.serial)
+            if view.pending.contains(key) { continue }
+            deliver(ListenSnapshot(targetID: subscriber.targetID, initial: false, reset: false, changes: changes,
+                                   changesJSON: json, position: position, serial: subscriber.serial),
+                    to: subscriber, in: view)
+        }
+    }
+
+    /// Queues a snapshot after the per-change read check of document targets; a denial or a full queue ends
+    /// the target or the connection.
+    func deliver(_ snapshot: ListenSnapshot, to subscriber: Subscriber, in view: View) {
+        var snapshot = snapshot
+        if snapshot.changesJSON.isEmpty { snapshot.changesJSON = ViewChange.encode(snapshot.changes) }
+        if case .document(let path) = view.target, !subscriber.identity.isAdmin {
+            let doc = view.model?.documents.first
+            do {
+                try feed.authorizer.authorizeRead(subscriber.identity, path, doc)
+            } catch {
+                end(subscriber, error as? HearthError ?? .permissionDenied(), in: view)
+                return
+            }
+        }
+        if !subscriber.connection.queue.push(.snapshot(snapshot)) {
+            let connection = subscriber.connection
+            connection.terminate(.resourceExhausted(
+                "the client is not reading its updates fast enough; reconnect and resume with the last resumeToken"),
+                closeCode: 1013)
+            disconnect(connection.id)
+        }
+    }
+
+    /// Ends one target with an error frame.
+    func end(_ subscriber: Subscriber, _ error: HearthError, in view: View) {
+        subscriber.connection.targetEnded(subscriber.targetID, serial: subscriber.serial, error: error)
+        remove(SubscriberKey(connection: subscriber.connection.id, serial: subscriber.serial))
+    }
+}

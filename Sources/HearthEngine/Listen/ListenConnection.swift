@@ -1,0 +1,168 @@
+import Foundation
+import HearthCore
+import HearthStore
+
+/// One client's live-update session: its identity, its targets, and the bounded queue of events for it.
+/// The protocol layer calls `listen`/`unlisten` as messages arrive and sends what `next` returns.
+public final class ListenConnection: @unchecked Sendable {
+    /// The connection's number, unique in this server.
+    public let id: Int
+    let feed: ChangeFeed
+    let queue: EventQueue
+    private let lock = NSLock()
+    private var identityValue: Identity
+    private var sessionValue: ListenSession?
+    /// The serial of each current target: events of earlier targets with a reused id are dropped.
+    private var targets: [String: Int] = [:]
+    private var nextSerial = 0
+    private var closed = false
+
+    init(id: Int, feed: ChangeFeed, identity: Identity, session: ListenSession?) {
+        self.id = id
+        self.feed = feed
+        self.identityValue = identity
+        self.sessionValue = session
+        self.queue = EventQueue(limit: feed.configuration.maxQueuedEvents)
+    }
+
+    /// Who the connection acts as.
+    public var identity: Identity { lock.withLock { identityValue } }
+    /// The session the credentials belong to, when they are a user's.
+    public var session: ListenSession? { lock.withLock { sessionValue } }
+    /// Targets open now.
+    public var targetCount: Int { lock.withLock { targets.count } }
+
+    /// Sets the credentials sent as the first message; only before any target and only once.
+    public func authenticate(_ identity: Identity, session: ListenSession?) throws(HearthError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard case .unauthenticated = identityValue else {
+            throw .failedPrecondition("the connection is already authenticated; open a new connection to change credentials")
+        }
+        guard targets.isEmpty else {
+            throw .failedPrecondition("auth must come before the first listen")
+        }
+        identityValue = identity
+        sessionValue = session
+    }
+
+    /// Adds a target: checked against the limits and the rules now, its first snapshot follows as an event.
+    public func listen(id targetID: String, target: ListenTarget, resumeToken: String?) throws(HearthError) {
+        let limits = feed.configuration
+        guard !targetID.isEmpty, targetID.utf8.count <= limits.maxTargetIDBytes else {
+            throw .invalidArgument("target id must be 1 to \(limits.maxTargetIDBytes) bytes")
+        }
+        let resume = try resumeToken.map { token throws(HearthError) in try LogPosition(resumeToken: token) }
+        lock.lock()
+        guard !closed else {
+            lock.unlock()
+            throw .unavailable("the connection is closed")
+        }
+        guard targets[targetID] == nil else {
+            lock.unlock()
+            throw .alreadyExists("target id '\(targetID)' is already listening; unlisten it first or choose another id")
+        }
+        guard targets.count < limits.maxTargetsPerConnection else {
+            lock.unlock()
+            throw .resourceExhausted("a connection may hold at most \(limits.maxTargetsPerConnection) targets")
+        }
+        nextSerial += 1
+        let (identity, serial) = (identityValue, nextSerial)
+        lock.unlock()
+        do {
+            try feed.authorizer.authorizeTarget(identity, target)
+        } catch let error as HearthError {
+            throw error
+        } catch {
+            throw .permissionDenied()
+        }
+        lock.withLock { targets[targetID] = serial }
+        feed.send(.add(Subscriber(connection: self, targetID: targetID, serial: serial, identity: identity,
+                                  target: target, resume: resume)))
+    }
+
+    /// Removes a target; no event of it follows.
+    public func unlisten(id targetID: String) throws(HearthError) {
+        let serial = lock.withLock { targets.removeValue(forKey: targetID) }
+        guard let serial else { throw .notFound("no target with id '\(targetID.prefix(256))' is listening") }
+        feed.send(.remove(connection: id, targetID: targetID, serial: serial))
+    }
+
+    /// The next event to send, waiting for one; nil when the connection is over.
+    public func next() async -> ListenEvent? {
+        while let event = await queue.next() {
+            switch event {
+            case .snapshot(let s) where !isCurrent(s.targetID, s.serial): continue
+            default: return event
+            }
+        }
+        return nil
+    }
+
+    /// Events waiting to be sent.
+    public var queuedEvents: Int { queue.count }
+
+    /// Ends the connection (the client left): every target is dropped.
+    public func close() {
+        lock.withLock {
+            closed = true
+            targets.removeAll()
+        }
+        queue.finish(with: nil)
+        feed.send(.disconnect(connection: id))
+    }
+
+    func isCurrent(_ targetID: String, _ serial: Int) -> Bool {
+        lock.withLock { targets[targetID] == serial }
+    }
+
+    /// Forgets a target the feed ended (with an error queued for it).
+    func targetEnded(_ targetID: String, serial: Int, error: HearthError) {
+        let current = lock.withLock { () -> Bool in
+            guard targets[targetID] == serial else { return false }
+            targets[targetID] = nil
+            return true
+        }
+        // A full queue ends the whole connection, which the feed does right after.
+        if current { _ = queue.push(.targetError(id: targetID, error: error)) }
+    }
+
+    /// Queues a reply to a client's message (a pong or an error). Replies are bounded by the message rate, not
+    /// by the event limit, so that a client is always told what went wrong.
+    public func reply(_ event: ListenEvent) {
+        queue.pushControl(event)
+    }
+
+    /// Ends the connection from the server's side with a last event (sent before the close frame).
+    public func terminate(_ error: HearthError, closeCode: UInt16) {
+        lock.withLock {
+            closed = true
+            targets.removeAll()
+        }
+        queue.finish(with: .closed(error: error, closeCode: closeCode))
+    }
+}
+
+/// The signed-in session a connection's credentials belong to, so that revoking it ends the connection.
+public struct ListenSession: Sendable, Hashable {
+    /// The account.
+    public var uid: String
+    /// The session.
+    public var sessionID: String
+
+    /// Makes a session reference.
+    public init(uid: String, sessionID: String) {
+        self.uid = uid
+        self.sessionID = sessionID
+    }
+}
+
+/// One target of one connection, as the feed tracks it.
+struct Subscriber: Sendable {
+    let connection: ListenConnection
+    let targetID: String
+    let serial: Int
+    let identity: Identity
+    let target: ListenTarget
+    let resume: LogPosition?
+}

@@ -1,0 +1,239 @@
+import HearthCore
+import HearthTesting
+import Testing
+
+/// The listen protocol of DESIGN §6 over a real WebSocket on loopback: every message, every error frame,
+/// credentials in each place, limits, resume and shutdown.
+@Suite struct ListenProtocolTests {
+    static func code(_ frame: JSON) -> String? { frame["code"]?.stringValue }
+
+    @Test func documentAndQueryTargetsSnapshotThenChangesOnly() async throws {
+        try await TestServer.with { server, client in
+            _ = try await client.put("/v1/docs/rooms/r1", #"{"name": "one", "n": 1}"#)
+            let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+            try await ws.listen("d", doc: "rooms/r1")
+            let first = try await ws.expect("snapshot", id: "d")
+            #expect(first["initial"] == .bool(true))
+            #expect(first["readTime"]?.stringValue != nil && first["resumeToken"]?.stringValue != nil)
+            #expect(ws.views["d"]?.first?.fields["name"] == .string("one"))
+
+            try await ws.listen("q", query: #"{"from": "rooms", "orderBy": [["n", "asc"]]}"#)
+            let q = try await ws.expect("snapshot", id: "q")
+            #expect(q["initial"] == .bool(true))
+            #expect(ws.views["q"]?.count == 1)
+
+            _ = try await client.put("/v1/docs/rooms/r0", #"{"name": "zero", "n": 0}"#)
+            let added = try await ws.expect("snapshot", id: "q")
+            #expect(added["initial"] == .bool(false))
+            #expect(added["changes"]?.arrayCount == 1)
+            #expect(added["changes"]?[0]?["type"] == .string("added") && added["changes"]?[0]?["newIndex"] == .int(0))
+
+            _ = try await client.patch("/v1/docs/rooms/r1", #"{"name": "uno"}"#)
+            var ids: Set<String> = []
+            for _ in 0..<2 { ids.insert(try await ws.expect("snapshot")["id"]?.stringValue ?? "") }
+            #expect(ids == ["d", "q"])
+            #expect(ws.views["d"]?.first?.fields["name"] == .string("uno"))
+            #expect(ws.views["q"]?.map(\.path.id) == ["r0", "r1"])
+
+            _ = try await client.delete("/v1/docs/rooms/r1")
+            for _ in 0..<2 { try await ws.expect("snapshot") }
+            #expect(ws.views["d"] == [])
+            #expect(ws.views["q"]?.map(\.path.id) == ["r0"])
+
+            try await ws.unlisten("q")
+            try await ws.send(#"{"type": "ping"}"#)
+            try await ws.expect("pong")
+            _ = try await client.put("/v1/docs/rooms/r2", #"{"n": 2}"#)
+            #expect(await ws.isQuiet())
+            await ws.close()
+        }
+    }
+
+    @Test func credentialsInHeaderQueryOrFirstMessage() async throws {
+        try await TestServer.with { server, client in
+            let viaQuery = try await ListenClient.connect(port: server.port, credentials: .query(server.adminKey))
+            try await viaQuery.listen("d", doc: "a/b")
+            try await viaQuery.expect("snapshot", id: "d")
+            await viaQuery.close()
+
+            let anonymous = try await ListenClient.connect(port: server.port)
+            try await anonymous.listen("d", doc: "a/b")
+            let denied = try await anonymous.expect("error", id: "d")
+            #expect(Self.code(denied) == "permission-denied")
+            try await anonymous.send(#"{"type": "auth", "token": "wrong"}"#)
+            #expect(Self.code(try await anonymous.expect("error")) == "unauthenticated")
+            try await anonymous.send(#"{"type": "auth", "token": "\#(server.adminKey)"}"#)
+            try await anonymous.listen("d", doc: "a/b")
+            try await anonymous.expect("snapshot", id: "d")
+            try await anonymous.send(#"{"type": "auth", "token": "\#(server.adminKey)"}"#)
+            #expect(Self.code(try await anonymous.expect("error")) == "failed-precondition")
+            await anonymous.close()
+
+            await #expect(throws: (any Error).self) {
+                _ = try await ListenClient.connect(port: server.port, credentials: .header("not-the-key"))
+            }
+            // Without an upgrade, the route explains itself; bad credentials are refused first.
+            let plain = try await client.get("/v1/listen")
+            #expect(plain.status == 400 && plain.errorCode == "invalid-argument")
+            let badQuery = try await client.get("/v1/listen?token=nope", as: .nobody)
+            #expect(badQuery.status == 401 && badQuery.errorCode == "unauthenticated")
+        }
+    }
+
+    @Test func everyErrorFrameLeavesTheConnectionUsable() async throws {
+        try await TestServer.with(configure: { $0.listen.maxTargetsPerConnection = 2 }) { server, _ in
+            let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+            let cases: [(String, String, String?)] = [
+                ("{not json", "invalid-argument", nil),
+                (#"{"type": "subscribe"}"#, "invalid-argument", nil),
+                (#"{"type": "ping", "extra": 1}"#, "invalid-argument", nil),
+                (#"{"type": "listen", "id": "x"}"#, "invalid-argument", "x"),
+                (#"{"type": "listen", "id": "x", "doc": "onlyacollection"}"#, "invalid-argument", "x"),
+                (#"{"type": "listen", "id": "x", "query": {"from": "a", "where": [["n", "~", 1]]}}"#, "invalid-argument", "x"),
+                (#"{"type": "listen", "id": "x", "doc": "a/b", "resumeToken": "forged"}"#, "invalid-argument", "x"),
+                (#"{"type": "unlisten", "id": "nothing"}"#, "not-found", "nothing"),
+            ]
+            for (message, code, id) in cases {
+                try await ws.send(message)
+                let frame = try await ws.expect("error")
+                #expect(Self.code(frame) == code, "\(message)")
+                #expect(frame["id"]?.stringValue == id, "\(message)")
+                #expect(frame["message"]?.stringValue?.isEmpty == false)
+            }
+            try await ws.listen("t1", doc: "a/1")
+            try await ws.expect("snapshot", id: "t1")
+            try await ws.listen("t1", doc: "a/2")
+            #expect(Self.code(try await ws.expect("error", id: "t1")) == "already-exists")
+            try await ws.listen("t2", doc: "a/2")
+            try await ws.expect("snapshot", id: "t2")
+            try await ws.listen("t3", doc: "a/3")
+            #expect(Self.code(try await ws.expect("error", id: "t3")) == "resource-exhausted")
+            try await ws.send(#"{"type": "ping"}"#)
+            try await ws.expect("pong")
+            await ws.close()
+        }
+    }
+
+    @Test func messageRateAndSizeLimits() async throws {
+        try await TestServer.with(configure: {
+            $0.listen.messagesPerSecond = 1
+            $0.listen.messageBurst = 3
+            $0.listen.maxMessageBytes = 1024
+        }) { server, _ in
+            let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+            for _ in 0..<4 { try await ws.send(#"{"type": "ping"}"#) }
+            for _ in 0..<3 { try await ws.expect("pong") }
+            #expect(Self.code(try await ws.expect("error")) == "resource-exhausted")
+            try await Task.sleep(for: .milliseconds(1100))
+            try await ws.send(#"{"type": "ping"}"#)
+            try await ws.expect("pong")
+
+            try await ws.send(#"{"type": "ping", "pad": "\#(String(repeating: "x", count: 2000))"}"#)
+            #expect(Self.code(try await ws.expect("error")) == "payload-too-large")
+            while !ws.isClosed { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(ws.closeCode == 1009)
+        }
+    }
+
+    @Test func limitWindowsStayExact() async throws {
+        try await TestServer.with { server, client in
+            for (id, n) in [("a", 1), ("b", 2), ("c", 3), ("d", 4)] {
+                _ = try await client.put("/v1/docs/scores/\(id)", #"{"n": \#(n)}"#)
+            }
+            let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+            try await ws.listen("top", query: #"{"from": "scores", "orderBy": [["n", "desc"]], "limit": 2}"#)
+            try await ws.expect("snapshot", id: "top")
+            #expect(ws.views["top"]?.map(\.path.id) == ["d", "c"])
+            _ = try await client.delete("/v1/docs/scores/d")
+            let pushed = try await ws.expect("snapshot", id: "top")
+            #expect(pushed["changes"]?[0]?["type"] == .string("removed"))
+            #expect(pushed["changes"]?[1]?["type"] == .string("added"))
+            #expect(ws.views["top"]?.map(\.path.id) == ["c", "b"])
+            _ = try await client.put("/v1/docs/scores/e", #"{"n": 10}"#)
+            try await ws.expect("snapshot", id: "top")
+            #expect(ws.views["top"]?.map(\.path.id) == ["e", "c"])
+            await ws.close()
+        }
+    }
+
+    @Test func resumeReplaysOnlyWhatChangedOrResets() async throws {
+        try await TestServer.with(configure: { $0.changeLogRetention = 5 }) { server, client in
+            _ = try await client.put("/v1/docs/items/a", #"{"n": 1}"#)
+            _ = try await client.put("/v1/docs/items/b", #"{"n": 2}"#)
+            let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+            let query = #"{"from": "items", "orderBy": [["n", "asc"]]}"#
+            try await ws.listen("q", query: query)
+            try await ws.expect("snapshot", id: "q")
+            let view = try #require(ws.views["q"])
+            let token = try #require(ws.positions["q"]?.resumeToken)
+            await ws.close()
+
+            _ = try await client.patch("/v1/docs/items/a", #"{"n": 3}"#)
+            _ = try await client.put("/v1/docs/items/c", #"{"n": 0}"#)
+            _ = try await client.put("/v1/docs/other/x", #"{"n": 0}"#)
+            let again = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+            again.restore("q", view: view)
+            try await again.listen("q", query: query, resumeToken: token)
+            let resumed = try await again.expect("snapshot", id: "q")
+            #expect(resumed["initial"] == .bool(true) && resumed["reset"] == nil)
+            #expect(resumed["changes"]?.arrayCount == 2)  // a modified, c added; b untouched
+            #expect(again.views["q"]?.map(\.path.id) == ["c", "b", "a"])
+            let fresh = try #require(again.positions["q"]?.resumeToken)
+            await again.close()
+
+            // Past the log's retention (trimmed every 100 commits), the client gets the whole result to start over.
+            for k in 0..<110 { _ = try await client.put("/v1/docs/other/y", #"{"n": \#(k)}"#) }
+            let late = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+            late.restore("q", view: view)
+            try await late.listen("q", query: query, resumeToken: fresh)
+            let reset = try await late.expect("snapshot", id: "q")
+            #expect(reset["reset"] == .bool(true))
+            #expect(late.views["q"]?.map(\.path.id) == ["c", "b", "a"])
+            await late.close()
+        }
+    }
+
+    @Test func gracefulShutdownClosesListenersWith1001() async throws {
+        let server = try await TestServer.start()
+        let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+        try await ws.listen("d", doc: "a/b")
+        try await ws.expect("snapshot", id: "d")
+        await server.stop()
+        let frame = try await ws.expect("error")
+        #expect(Self.code(frame) == "unavailable")
+        while !ws.isClosed { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(ws.closeCode == 1001)
+    }
+
+    @Test func connectionsWithoutCredentialsOrTargetsTimeOut() async throws {
+        try await TestServer.with(configure: {
+            $0.listen.authTimeout = .milliseconds(300)
+            $0.listen.idleTimeout = .milliseconds(300)
+        }) { server, _ in
+            let anonymous = try await ListenClient.connect(port: server.port)
+            #expect(Self.code(try await anonymous.expect("error", timeout: .seconds(5))) == "unauthenticated")
+            let idle = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+            #expect(Self.code(try await idle.expect("error", timeout: .seconds(5))) == "deadline-exceeded")
+            let busy = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+            try await busy.listen("d", doc: "a/b")
+            try await busy.expect("snapshot", id: "d")
+            #expect(await busy.isQuiet(for: .milliseconds(1500)))
+            #expect(!busy.isClosed)
+            await busy.close()
+        }
+    }
+}
+
+extension JSON {
+    /// The array's length, or nil.
+    var arrayCount: Int? {
+        if case .array(let items) = self { return items.count }
+        return nil
+    }
+
+    /// The array's element, or nil.
+    subscript(index: Int) -> JSON? {
+        if case .array(let items) = self, index < items.count { return items[index] }
+        return nil
+    }
+}
