@@ -61,6 +61,8 @@ public struct TargetView: Sendable {
             guard case .document(let path) = target, let change = changes[path] else { return .changes([]) }
             return .changes(reset(to: change.map { [$0] } ?? []))
         }
+        // Skipped documents are not held, so any change in the source may shift an offset window.
+        if query.offset > 0 { return changes.keys.contains { query.contains(path: $0) } ? .requery : .changes([]) }
         var members: [DocumentPath: Document] = [:]
         for doc in documents { members[doc.path] = doc }
         var relevant = false
@@ -71,7 +73,6 @@ public struct TargetView: Sendable {
             members[path] = admitted
         }
         guard relevant else { return .changes([]) }
-        if query.offset > 0 { return .requery }
         var candidates = members.values.sorted { query.compare($0, $1) < 0 }
         if let limit = query.limit ?? query.limitToLast {
             let fromEnd = query.limitToLast != nil
