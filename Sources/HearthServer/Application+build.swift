@@ -16,6 +16,9 @@ public struct HearthServices: Sendable {
     public let adminKey: AdminKey
     /// The server's metrics.
     public let metrics: ServerMetrics
+    /// Live updates. Runs as a service of its own after `app` in the caller's group, so that on graceful
+    /// shutdown it closes listeners (with 1001) before the HTTP server stops.
+    public let feed: ChangeFeed
 }
 
 /// Builds the Hearth application: storage, engine, routes and middleware. `hearth serve` and the tests both
@@ -68,8 +71,7 @@ public func buildApplication(
         logger: logger
     )
     app.addServices(StoreService(store: store, logger: logger))
-    app.addServices(feed)
-    return (app, HearthServices(database: database, adminKey: adminKey, metrics: metrics))
+    return (app, HearthServices(database: database, adminKey: adminKey, metrics: metrics, feed: feed))
 }
 
 /// Closes the store (finishing queued writes and checkpointing the WAL) after the HTTP server has stopped.

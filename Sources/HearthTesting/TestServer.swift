@@ -31,7 +31,7 @@ public final class TestServer: Sendable {
         configure(&configuration)
         let ready = PortBox()
         let (app, services) = try await buildApplication(configuration: configuration) { port in ready.set(port) }
-        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "hearth.test")))
+        let group = ServiceGroup(configuration: .init(services: [app, services.feed], logger: Logger(label: "hearth.test")))
         let task = Task { try await group.run() }
         let port = try await ready.wait()
         return TestServer(port: port, adminKey: configuration.adminKey!, dataDirectory: configuration.dataDirectory,

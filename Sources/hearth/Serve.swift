@@ -51,12 +51,12 @@ struct Serve: AsyncParsableCommand {
         configuration.dev = dev
 
         let (host, folder) = (configuration.host, configuration.dataDirectory)
-        let (app, _) = try await buildApplication(configuration: configuration) { port in
+        let (app, services) = try await buildApplication(configuration: configuration) { port in
             print("hearth listening on http://\(host):\(port) (data in \(folder))")
             fflush(nil)  // scripts and tests wait for this line on a pipe
         }
         let group = ServiceGroup(configuration: .init(
-            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "hearth")))
+            services: [app, services.feed], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "hearth")))
         try await group.run()
     }
 

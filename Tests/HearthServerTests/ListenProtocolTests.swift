@@ -128,8 +128,8 @@ import Testing
             try await ws.send(#"{"type": "ping"}"#)
             try await ws.expect("pong")
 
+            // An oversized message ends the connection with 1009 (message too big).
             try await ws.send(#"{"type": "ping", "pad": "\#(String(repeating: "x", count: 2000))"}"#)
-            #expect(Self.code(try await ws.expect("error")) == "payload-too-large")
             while !ws.isClosed { try await Task.sleep(for: .milliseconds(10)) }
             #expect(ws.closeCode == 1009)
         }

@@ -69,7 +69,14 @@ public final class ChangeFeed: Service, Sendable {
                     }
                 }
             }
+            let open = state.connections.values.map(\.connection)
             state.closeAll(.unavailable("the server is shutting down; resume on another connection"), closeCode: 1001)
+            // Give the connections a moment to send their close frames before the HTTP server stops.
+            let deadline = ContinuousClock.now + .seconds(1)
+            while open.contains(where: { $0.queuedEvents > 0 }) && ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            try? await Task.sleep(for: .milliseconds(50))
             group.cancelAll()
         }
     }
