@@ -15,6 +15,10 @@ import Glibc
 /// acknowledged only once its commit is on disk — the guarantee of `synchronous=FULL` — while the writer
 /// goes on committing the next batches during the sync instead of waiting for it. The same thread runs WAL
 /// checkpoints on a connection of its own, so the writer never stalls on one.
+///
+/// At `normal` durability nothing waits for a sync, but this thread still syncs the WAL in the background
+/// at most `backgroundSyncInterval` after a commit, so a power loss can cost at most that window of
+/// acknowledged writes (SQLite's own `NORMAL` syncs only at checkpoints).
 final class Syncer: @unchecked Sendable {
     struct Batch {
         let completions: [() -> Void]
@@ -26,6 +30,10 @@ final class Syncer: @unchecked Sendable {
     private var stopping = false
     private var stopped = false
     private var walPages: Int32 = 0
+    /// Commits since the last sync, at `normal` durability.
+    private var dirty = false
+    /// Longest a commit stays unsynced at `normal` durability.
+    static let backgroundSyncInterval: TimeInterval = 0.05
     private var walFD: Int32 = -1
     private let walPath: String
     private let directory: String
@@ -68,7 +76,8 @@ final class Syncer: @unchecked Sendable {
     func walSize(_ pages: Int32) {
         condition.lock()
         walPages = pages
-        if pages >= Self.checkpointPages { condition.signal() }
+        if pages >= Self.checkpointPages || (!syncWAL && !dirty) { condition.signal() }
+        if !syncWAL { dirty = true }
         condition.unlock()
     }
 
@@ -85,7 +94,16 @@ final class Syncer: @unchecked Sendable {
     private func loop() {
         while true {
             condition.lock()
-            while pending.isEmpty && !stopping && walPages < Self.checkpointPages { condition.wait() }
+            while pending.isEmpty && !stopping && walPages < Self.checkpointPages && !dirty { condition.wait() }
+            var backgroundSync = false
+            if dirty && pending.isEmpty && !stopping && walPages < Self.checkpointPages {
+                // Let commits gather for one interval, then sync them all at once.
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.backgroundSyncInterval))
+            }
+            if dirty {
+                dirty = false
+                backgroundSync = true
+            }
             let batches = pending
             pending.removeAll(keepingCapacity: true)
             let wantsCheckpoint = walPages >= Self.checkpointPages
@@ -100,6 +118,7 @@ final class Syncer: @unchecked Sendable {
                 }
                 for batch in batches where !batch.changes.isEmpty { hook.call(batch.changes) }
             }
+            if backgroundSync { sync() }
             if wantsCheckpoint {
                 do {
                     try checkpointConnection.execute("PRAGMA wal_checkpoint(PASSIVE)")
