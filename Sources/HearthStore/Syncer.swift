@@ -45,6 +45,13 @@ final class Syncer: @unchecked Sendable {
     private let logger: Logger
     /// WAL size, in pages, past which a passive checkpoint runs.
     static let checkpointPages: Int32 = 2_000
+    /// WAL size, in pages, past which the writer runs a restarting checkpoint. Passive checkpoints alone
+    /// never let the WAL start over while writes keep coming (each one finds new frames behind it), so
+    /// under a steady write load the WAL would grow without bound and every page lookup would search a
+    /// longer WAL index.
+    static let restartPages: Int32 = 8_000
+    /// Set when the writer should run a restarting checkpoint after its current batch.
+    private var restartRequested = false
 
     init(databasePath: String, directory: String, syncWAL: Bool, hook: CommitHookBox,
          checkpointConnection: SQLiteConnection, logger: Logger) {
@@ -76,9 +83,19 @@ final class Syncer: @unchecked Sendable {
     func walSize(_ pages: Int32) {
         condition.lock()
         walPages = pages
+        if pages >= Self.restartPages { restartRequested = true }
         if pages >= Self.checkpointPages || (!syncWAL && !dirty) { condition.signal() }
         if !syncWAL { dirty = true }
         condition.unlock()
+    }
+
+    /// Whether the writer should run a restarting checkpoint now; clears the request.
+    func takeRestartRequest() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let requested = restartRequested
+        restartRequested = false
+        return requested
     }
 
     /// Finishes pending batches and stops the thread.
