@@ -268,12 +268,10 @@ final class WriterState: @unchecked Sendable {
             if commitError == nil && !changes.isEmpty { syncer.publish(changes) }
         }
         if wantsCheckpoint {
-            try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            syncer.checkpoint(connection, mode: "TRUNCATE")
             wantsCheckpoint = false
-        } else if syncer.takeRestartRequest() {
-            // The syncer's passive checkpoints have copied most frames already; this copies the rest, waits
-            // for readers to leave the WAL, and so lets the next commit write the WAL from its start.
-            try? connection.execute("PRAGMA wal_checkpoint(RESTART)")
+        } else {
+            syncer.restartIfOversized(connection)
         }
     }
 

@@ -45,13 +45,20 @@ final class Syncer: @unchecked Sendable {
     private let logger: Logger
     /// WAL size, in pages, past which a passive checkpoint runs.
     static let checkpointPages: Int32 = 2_000
-    /// WAL size, in pages, past which the writer runs a restarting checkpoint. Passive checkpoints alone
-    /// never let the WAL start over while writes keep coming (each one finds new frames behind it), so
-    /// under a steady write load the WAL would grow without bound and every page lookup would search a
-    /// longer WAL index.
+    /// WAL size, in pages, past which the checkpoint is a restarting one. Passive checkpoints alone never
+    /// let the WAL start over while writes keep coming (each one finds new frames behind it), so under a
+    /// steady write load the WAL would grow without bound and every page lookup would search a longer WAL
+    /// index. A restarting checkpoint holds new commits back for as long as it takes to copy the frames
+    /// that earlier passive checkpoints left and to wait for readers to leave the WAL.
     static let restartPages: Int32 = 8_000
-    /// Set when the writer should run a restarting checkpoint after its current batch.
-    private var restartRequested = false
+    /// WAL size, in pages, past which the writer itself restarts the WAL before its next batch: the bound
+    /// when commits outpace this thread's checkpoints (a slow disk, a busy machine).
+    static let writerRestartPages: Int32 = 16_000
+    /// Held by whoever checkpoints, so the writer's restart waits for a running checkpoint instead of
+    /// failing with SQLITE_BUSY.
+    private let checkpointLock = NSLock()
+    /// The WAL's size after the last commit, in pages.
+    private var lastWALPages: Int32 = 0
 
     init(databasePath: String, directory: String, syncWAL: Bool, hook: CommitHookBox,
          checkpointConnection: SQLiteConnection, logger: Logger) {
@@ -83,19 +90,34 @@ final class Syncer: @unchecked Sendable {
     func walSize(_ pages: Int32) {
         condition.lock()
         walPages = pages
-        if pages >= Self.restartPages { restartRequested = true }
+        lastWALPages = pages
         if pages >= Self.checkpointPages || (!syncWAL && !dirty) { condition.signal() }
         if !syncWAL { dirty = true }
         condition.unlock()
     }
 
-    /// Whether the writer should run a restarting checkpoint now; clears the request.
-    func takeRestartRequest() -> Bool {
+    /// Called by the writer between batches: when the WAL has outgrown `writerRestartPages`, checkpoints it
+    /// on the writer's connection in RESTART mode, holding commits back until the WAL can start over.
+    func restartIfOversized(_ connection: SQLiteConnection) {
         condition.lock()
-        defer { condition.unlock() }
-        let requested = restartRequested
-        restartRequested = false
-        return requested
+        let pages = lastWALPages
+        condition.unlock()
+        guard pages >= Self.writerRestartPages else { return }
+        checkpoint(connection, mode: "RESTART")
+        condition.lock()
+        lastWALPages = 0
+        condition.unlock()
+    }
+
+    /// Runs a checkpoint on a connection, after any checkpoint already running.
+    func checkpoint(_ connection: SQLiteConnection, mode: String) {
+        checkpointLock.lock()
+        defer { checkpointLock.unlock() }
+        do {
+            try connection.execute("PRAGMA wal_checkpoint(\(mode))")
+        } catch {
+            logger.warning("WAL checkpoint failed", metadata: ["mode": "\(mode)", "error": "\(error)"])
+        }
     }
 
     /// Finishes pending batches and stops the thread.
@@ -124,6 +146,7 @@ final class Syncer: @unchecked Sendable {
             let batches = pending
             pending.removeAll(keepingCapacity: true)
             let wantsCheckpoint = walPages >= Self.checkpointPages
+            let wantsRestart = walPages >= Self.restartPages
             if wantsCheckpoint { walPages = 0 }
             let finished = stopping && batches.isEmpty
             condition.unlock()
@@ -136,13 +159,7 @@ final class Syncer: @unchecked Sendable {
                 for batch in batches where !batch.changes.isEmpty { hook.call(batch.changes) }
             }
             if backgroundSync { sync() }
-            if wantsCheckpoint {
-                do {
-                    try checkpointConnection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                } catch {
-                    logger.warning("WAL checkpoint failed", metadata: ["error": "\(error)"])
-                }
-            }
+            if wantsCheckpoint { checkpoint(checkpointConnection, mode: wantsRestart ? "RESTART" : "PASSIVE") }
             if finished {
                 condition.lock()
                 stopped = true

@@ -5,7 +5,7 @@ import Testing
 
 /// The write-ahead log stays bounded under a steady stream of commits. Passive checkpoints alone never let
 /// SQLite start the WAL over while writes keep coming, so without the store's restarting checkpoint the
-/// WAL of this test grows past 100 MB.
+/// WAL of this test grows past 300 MB.
 @Suite struct WALTests {
     @Test func walStaysBoundedUnderSteadyWrites() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-wal-\(UUID().uuidString)").path
@@ -13,7 +13,7 @@ import Testing
         let store = try Store(configuration: .init(dataDirectory: dir))
         let body = Array(#"{"body":"\#(String(repeating: "x", count: 2_000))"}"#.utf8)
         var largest: Int64 = 0
-        for i in 0..<6_000 {
+        for i in 0..<8_000 {
             try await store.write { context in
                 let time = context.nextCommitTime()
                 let path = try DocumentPath("wal/d\(i)")
@@ -23,8 +23,9 @@ import Testing
         }
         largest = max(largest, walSize(dir))
         store.close()
-        // 8,000 pages of 4 KiB before a restart, plus what commits add while the checkpoint catches up.
-        #expect(largest < 48 << 20, "the WAL grew to \(largest) bytes")
+        // A restart is due past 8,000 pages of 4 KiB; commits go on while the checkpoint catches up, and
+        // SQLite truncates a restarted WAL to 64 MiB.
+        #expect(largest < 100 << 20, "the WAL grew to \(largest) bytes")
         #expect(walSize(dir) == 0, "closing checkpoints and truncates the WAL")
     }
 
