@@ -21,8 +21,26 @@ public final class Store: Sendable {
         public var readers: Int = max(2, ProcessInfo.processInfo.activeProcessorCount)
         /// Most jobs committed in one SQLite transaction.
         public var groupCommitLimit: Int = 256
+        /// When the WAL is checkpointed.
+        public var walLimits = WALLimits()
         /// How many change-log rows to keep for listeners that resume.
         public var changeLogRetention: Int = 100_000
+
+        /// WAL sizes, in pages of 4 KiB, that trigger checkpoints. Passive checkpoints (off the writer) copy
+        /// the WAL into the database file as it grows, but never let it start over while writes keep coming
+        /// (each finds new frames behind it); a restarting checkpoint does, holding new commits back while it
+        /// copies what is left and waits for readers to leave the WAL.
+        public struct WALLimits: Sendable {
+            /// Past this, the syncer thread runs a passive checkpoint.
+            public var checkpointPages: Int32 = 2_000
+            /// Past this, the syncer's checkpoint is a restarting one.
+            public var restartPages: Int32 = 32_000
+            /// Past this, the writer restarts the WAL itself before its next batch: the hard bound when
+            /// commits outpace the syncer's checkpoints (a slow disk, a busy machine).
+            public var writerRestartPages: Int32 = 128_000
+            /// The defaults.
+            public init() {}
+        }
 
         /// The durability level of commits.
         public enum Synchronous: String, Sendable { case full = "FULL", normal = "NORMAL" }
@@ -73,7 +91,7 @@ public final class Store: Sendable {
         let checkpointConnection = try SQLiteConnection(path: path)
         try checkpointConnection.execute("PRAGMA synchronous=NORMAL")
         let syncer = Syncer(databasePath: path, directory: configuration.dataDirectory,
-                            syncWAL: configuration.synchronous == .full, hook: hook,
+                            syncWAL: configuration.synchronous == .full, limits: configuration.walLimits, hook: hook,
                             checkpointConnection: checkpointConnection, logger: logger)
         self.syncer = syncer
         state.installWALHook(syncer)

@@ -43,25 +43,17 @@ final class Syncer: @unchecked Sendable {
     private let hook: CommitHookBox
     private let checkpointConnection: SQLiteConnection
     private let logger: Logger
-    /// WAL size, in pages, past which a passive checkpoint runs.
-    static let checkpointPages: Int32 = 2_000
-    /// WAL size, in pages, past which the checkpoint is a restarting one. Passive checkpoints alone never
-    /// let the WAL start over while writes keep coming (each one finds new frames behind it), so under a
-    /// steady write load the WAL would grow without bound and every page lookup would search a longer WAL
-    /// index. A restarting checkpoint holds new commits back for as long as it takes to copy the frames
-    /// that earlier passive checkpoints left and to wait for readers to leave the WAL.
-    static let restartPages: Int32 = 8_000
-    /// WAL size, in pages, past which the writer itself restarts the WAL before its next batch: the bound
-    /// when commits outpace this thread's checkpoints (a slow disk, a busy machine).
-    static let writerRestartPages: Int32 = 16_000
+    /// When checkpoints run (see `Store.Configuration.WALLimits`).
+    private let limits: Store.Configuration.WALLimits
     /// Held by whoever checkpoints, so the writer's restart waits for a running checkpoint instead of
     /// failing with SQLITE_BUSY.
     private let checkpointLock = NSLock()
     /// The WAL's size after the last commit, in pages.
     private var lastWALPages: Int32 = 0
 
-    init(databasePath: String, directory: String, syncWAL: Bool, hook: CommitHookBox,
-         checkpointConnection: SQLiteConnection, logger: Logger) {
+    init(databasePath: String, directory: String, syncWAL: Bool, limits: Store.Configuration.WALLimits,
+         hook: CommitHookBox, checkpointConnection: SQLiteConnection, logger: Logger) {
+        self.limits = limits
         walPath = databasePath + "-wal"
         self.directory = directory
         self.syncWAL = syncWAL
@@ -91,18 +83,18 @@ final class Syncer: @unchecked Sendable {
         condition.lock()
         walPages = pages
         lastWALPages = pages
-        if pages >= Self.checkpointPages || (!syncWAL && !dirty) { condition.signal() }
+        if pages >= limits.checkpointPages || (!syncWAL && !dirty) { condition.signal() }
         if !syncWAL { dirty = true }
         condition.unlock()
     }
 
-    /// Called by the writer between batches: when the WAL has outgrown `writerRestartPages`, checkpoints it
+    /// Called by the writer between batches: when the WAL has outgrown `WALLimits.writerRestartPages`, checkpoints it
     /// on the writer's connection in RESTART mode, holding commits back until the WAL can start over.
     func restartIfOversized(_ connection: SQLiteConnection) {
         condition.lock()
         let pages = lastWALPages
         condition.unlock()
-        guard pages >= Self.writerRestartPages else { return }
+        guard pages >= limits.writerRestartPages else { return }
         checkpoint(connection, mode: "RESTART")
         condition.lock()
         lastWALPages = 0
@@ -133,9 +125,9 @@ final class Syncer: @unchecked Sendable {
     private func loop() {
         while true {
             condition.lock()
-            while pending.isEmpty && !stopping && walPages < Self.checkpointPages && !dirty { condition.wait() }
+            while pending.isEmpty && !stopping && walPages < limits.checkpointPages && !dirty { condition.wait() }
             var backgroundSync = false
-            if dirty && pending.isEmpty && !stopping && walPages < Self.checkpointPages {
+            if dirty && pending.isEmpty && !stopping && walPages < limits.checkpointPages {
                 // Let commits gather for one interval, then sync them all at once.
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Self.backgroundSyncInterval))
             }
@@ -145,8 +137,8 @@ final class Syncer: @unchecked Sendable {
             }
             let batches = pending
             pending.removeAll(keepingCapacity: true)
-            let wantsCheckpoint = walPages >= Self.checkpointPages
-            let wantsRestart = walPages >= Self.restartPages
+            let wantsCheckpoint = walPages >= limits.checkpointPages
+            let wantsRestart = walPages >= limits.restartPages
             if wantsCheckpoint { walPages = 0 }
             let finished = stopping && batches.isEmpty
             condition.unlock()

@@ -10,7 +10,10 @@ import Testing
     @Test func walStaysBoundedUnderSteadyWrites() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-wal-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try Store(configuration: .init(dataDirectory: dir))
+        var configuration = Store.Configuration(dataDirectory: dir)
+        configuration.walLimits.restartPages = 8_000
+        configuration.walLimits.writerRestartPages = 16_000
+        let store = try Store(configuration: configuration)
         let body = Array(#"{"body":"\#(String(repeating: "x", count: 2_000))"}"#.utf8)
         var largest: Int64 = 0
         for i in 0..<8_000 {
@@ -23,8 +26,8 @@ import Testing
         }
         largest = max(largest, walSize(dir))
         store.close()
-        // A restart is due past 8,000 pages of 4 KiB; commits go on while the checkpoint catches up, and
-        // SQLite truncates a restarted WAL to 64 MiB.
+        // The writer restarts the WAL past 16,000 pages of 4 KiB (64 MiB), and SQLite truncates a restarted
+        // WAL to 64 MiB.
         #expect(largest < 100 << 20, "the WAL grew to \(largest) bytes")
         #expect(walSize(dir) == 0, "closing checkpoints and truncates the WAL")
     }
