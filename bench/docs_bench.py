@@ -95,7 +95,7 @@ def main():
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--connections", type=int, default=16)
-    ap.add_argument("--synchronous", default="FULL", help="Hearth's durability: FULL (default) or NORMAL (PocketBase's)")
+    ap.add_argument("--synchronous", default="NORMAL", help="Hearth's durability: NORMAL (its default) or FULL")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="hearth-bench-")
     procs = []

@@ -12,8 +12,9 @@ public struct ServerConfiguration: Sendable {
     public var dataDirectory: String = "./hearth-data"
     /// The admin key; when nil, read from (or generated into) the data folder.
     public var adminKey: String?
-    /// SQLite durability: `FULL` syncs every commit (default); `NORMAL` survives process crashes only.
-    public var synchronous: Store.Configuration.Synchronous = .full
+    /// Durability: `NORMAL` (default) survives process crashes, with the WAL synced within 50 ms; `FULL`
+    /// acknowledges only synced commits, so they survive a power loss too.
+    public var synchronous: Store.Configuration.Synchronous = .normal
     /// Development mode: more detail in denials.
     public var dev: Bool = false
     /// Level for request logs (`debug` keeps them out of normal output).

@@ -15,6 +15,10 @@ import Glibc
 /// acknowledged only once its commit is on disk — the guarantee of `synchronous=FULL` — while the writer
 /// goes on committing the next batches during the sync instead of waiting for it. The same thread runs WAL
 /// checkpoints on a connection of its own, so the writer never stalls on one.
+///
+/// At `normal` durability nothing waits for a sync, but this thread still syncs the WAL in the background
+/// at most `backgroundSyncInterval` after a commit, so a power loss can cost at most that window of
+/// acknowledged writes (SQLite's own `NORMAL` syncs only at checkpoints).
 final class Syncer: @unchecked Sendable {
     struct Batch {
         let completions: [() -> Void]
@@ -26,6 +30,10 @@ final class Syncer: @unchecked Sendable {
     private var stopping = false
     private var stopped = false
     private var walPages: Int32 = 0
+    /// Commits since the last sync, at `normal` durability.
+    private var dirty = false
+    /// Longest a commit stays unsynced at `normal` durability.
+    static let backgroundSyncInterval: TimeInterval = 0.05
     private var walFD: Int32 = -1
     private let walPath: String
     private let directory: String
@@ -35,11 +43,17 @@ final class Syncer: @unchecked Sendable {
     private let hook: CommitHookBox
     private let checkpointConnection: SQLiteConnection
     private let logger: Logger
-    /// WAL size, in pages, past which a passive checkpoint runs.
-    static let checkpointPages: Int32 = 2_000
+    /// When checkpoints run (see `Store.Configuration.WALLimits`).
+    private let limits: Store.Configuration.WALLimits
+    /// Held by whoever checkpoints, so the writer's restart waits for a running checkpoint instead of
+    /// failing with SQLITE_BUSY.
+    private let checkpointLock = NSLock()
+    /// The WAL's size after the last commit, in pages.
+    private var lastWALPages: Int32 = 0
 
-    init(databasePath: String, directory: String, syncWAL: Bool, hook: CommitHookBox,
-         checkpointConnection: SQLiteConnection, logger: Logger) {
+    init(databasePath: String, directory: String, syncWAL: Bool, limits: Store.Configuration.WALLimits,
+         hook: CommitHookBox, checkpointConnection: SQLiteConnection, logger: Logger) {
+        self.limits = limits
         walPath = databasePath + "-wal"
         self.directory = directory
         self.syncWAL = syncWAL
@@ -68,8 +82,34 @@ final class Syncer: @unchecked Sendable {
     func walSize(_ pages: Int32) {
         condition.lock()
         walPages = pages
-        if pages >= Self.checkpointPages { condition.signal() }
+        lastWALPages = pages
+        if pages >= limits.checkpointPages || (!syncWAL && !dirty) { condition.signal() }
+        if !syncWAL { dirty = true }
         condition.unlock()
+    }
+
+    /// Called by the writer between batches: when the WAL has outgrown `WALLimits.writerRestartPages`, checkpoints it
+    /// on the writer's connection in RESTART mode, holding commits back until the WAL can start over.
+    func restartIfOversized(_ connection: SQLiteConnection) {
+        condition.lock()
+        let pages = lastWALPages
+        condition.unlock()
+        guard pages >= limits.writerRestartPages else { return }
+        checkpoint(connection, mode: "RESTART")
+        condition.lock()
+        lastWALPages = 0
+        condition.unlock()
+    }
+
+    /// Runs a checkpoint on a connection, after any checkpoint already running.
+    func checkpoint(_ connection: SQLiteConnection, mode: String) {
+        checkpointLock.lock()
+        defer { checkpointLock.unlock() }
+        do {
+            try connection.execute("PRAGMA wal_checkpoint(\(mode))")
+        } catch {
+            logger.warning("WAL checkpoint failed", metadata: ["mode": "\(mode)", "error": "\(error)"])
+        }
     }
 
     /// Finishes pending batches and stops the thread.
@@ -85,10 +125,20 @@ final class Syncer: @unchecked Sendable {
     private func loop() {
         while true {
             condition.lock()
-            while pending.isEmpty && !stopping && walPages < Self.checkpointPages { condition.wait() }
+            while pending.isEmpty && !stopping && walPages < limits.checkpointPages && !dirty { condition.wait() }
+            var backgroundSync = false
+            if dirty && pending.isEmpty && !stopping && walPages < limits.checkpointPages {
+                // Let commits gather for one interval, then sync them all at once.
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.backgroundSyncInterval))
+            }
+            if dirty {
+                dirty = false
+                backgroundSync = true
+            }
             let batches = pending
             pending.removeAll(keepingCapacity: true)
-            let wantsCheckpoint = walPages >= Self.checkpointPages
+            let wantsCheckpoint = walPages >= limits.checkpointPages
+            let wantsRestart = walPages >= limits.restartPages
             if wantsCheckpoint { walPages = 0 }
             let finished = stopping && batches.isEmpty
             condition.unlock()
@@ -100,13 +150,8 @@ final class Syncer: @unchecked Sendable {
                 }
                 for batch in batches where !batch.changes.isEmpty { hook.call(batch.changes) }
             }
-            if wantsCheckpoint {
-                do {
-                    try checkpointConnection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                } catch {
-                    logger.warning("WAL checkpoint failed", metadata: ["error": "\(error)"])
-                }
-            }
+            if backgroundSync { sync() }
+            if wantsCheckpoint { checkpoint(checkpointConnection, mode: wantsRestart ? "RESTART" : "PASSIVE") }
             if finished {
                 condition.lock()
                 stopped = true

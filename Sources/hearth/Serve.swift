@@ -19,7 +19,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Data folder (default ./hearth-data).") var data: String?
     @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
     @Option(help: "Port to listen on (default 8080).") var port: Int?
-    @Option(help: "SQLite durability: FULL (default; every commit synced) or NORMAL.") var synchronous: String?
+    @Option(help: "Durability: NORMAL (default; survives process crashes, WAL synced within 50 ms) or FULL (every acknowledged commit synced to disk).") var synchronous: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
     @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel.") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false

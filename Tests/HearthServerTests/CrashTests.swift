@@ -11,10 +11,11 @@ import Testing
         #"{"title": "post \#(i) by \#(writer)", "writer": \#(writer), "i": \#(i), "ok": true, "body": "\#(String(repeating: "x", count: 200))"}"#
     }
 
-    @Test func acknowledgedWritesSurviveSIGKILL() async throws {
+    /// At both durability levels: `NORMAL` (the default) acknowledges at commit, `FULL` after the WAL sync.
+    @Test(arguments: ["NORMAL", "FULL"]) func acknowledgedWritesSurviveSIGKILL(synchronous: String) async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let server = try ServerProcess.start(dataDirectory: dir)
+        let server = try ServerProcess.start(dataDirectory: dir, arguments: ["--synchronous", synchronous])
         let writers = 8
         let start = Date()
         let progress = AckCounter()
@@ -63,7 +64,7 @@ import Testing
             return all
         }
         _ = try server.waitForExit()
-        #expect(acknowledged.count >= 300, "the load acknowledged only \(acknowledged.count) writes before the kill")
+        #expect(acknowledged.count >= 300, "at \(synchronous), the load acknowledged only \(acknowledged.count) writes before the kill")
 
         let restarted = try ServerProcess.start(dataDirectory: dir)
         let client = restarted.client()
@@ -73,7 +74,7 @@ import Testing
             let expected = try JSON.parse(body)
             if r.status != 200 || r.json?["data"] != expected { missing.append(path) }
         }
-        #expect(missing.isEmpty, "\(missing.count) of \(acknowledged.count) acknowledged writes were lost: \(missing.prefix(5))")
+        #expect(missing.isEmpty, "at \(synchronous), \(missing.count) of \(acknowledged.count) acknowledged writes were lost: \(missing.prefix(5))")
         await client.close()
         restarted.signal(SIGTERM)
         _ = try restarted.waitForExit()
