@@ -60,6 +60,8 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
+        .executableTarget(name: "hearth-listen-bench", dependencies: ["HearthTesting"], path: "bench/ListenBench",
+                          swiftSettings: swiftSettings),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules"], exclude: ["Golden"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore"], swiftSettings: swiftSettings),

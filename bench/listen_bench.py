@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Live-update benchmark: Hearth (WebSocket, /v1/listen) and PocketBase realtime (SSE) side by side, in one run,
+on loopback.
+
+For each client count, N listeners connect to one server and each watches either one query over a shared
+collection of 10 documents ("query": every write reaches every listener) or a document of its own ("doc":
+every write reaches one listener). A writer updates documents at RATE writes/s for SECONDS, stamping each
+with the wall clock; listeners record write-to-delivery latency. The server's RSS is read from /proc before
+the listeners connect and after their first snapshots. The driver is the Swift program bench/ListenBench
+(Hearth's side uses HearthTesting's ListenClient). Everything is bounded in time and stops by itself.
+
+    python3 bench/listen_bench.py [--clients 1000,5000,10000] [--modes query,doc] [--seconds 10] [--rate 100]
+"""
+import argparse, json, os, resource, shutil, signal, subprocess, sys, tempfile, time, urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ADMIN_KEY = "hak_bench_admin_key_0123456789abcdef"
+CONFIG = "release"
+
+
+def http(method, url, body=None, headers=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read() or b"{}")
+
+
+def wait_up(url, seconds=60):
+    end = time.time() + seconds
+    while time.time() < end:
+        try:
+            urllib.request.urlopen(url, timeout=1).read()
+            return
+        except Exception:
+            time.sleep(0.1)
+    raise SystemExit(f"server at {url} did not come up")
+
+
+def binary(product):
+    return os.path.join(ROOT, ".build", CONFIG, product)
+
+
+def build():
+    for product in ["hearth", "hearth-listen-bench"]:
+        if not os.path.exists(binary(product)):
+            subprocess.run(["swift", "build", "-c", CONFIG, "--product", product], cwd=ROOT, check=True)
+
+
+def start_hearth(tmp, port):
+    env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY)
+    proc = subprocess.Popen([binary("hearth"), "serve", "--data", os.path.join(tmp, "hearth"),
+                             "--port", str(port), "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL)
+    wait_up(f"http://127.0.0.1:{port}/healthz")
+    return proc
+
+
+def start_pocketbase(tmp, port):
+    pb_dir = os.path.join(tmp, "pb")
+    subprocess.run(["pocketbase", "superuser", "upsert", "bench@example.com", "bench-password-123", "--dir", pb_dir],
+                   check=True, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(["pocketbase", "serve", "--dir", pb_dir, "--http", f"127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    wait_up(f"{base}/api/health")
+    token = http("POST", f"{base}/api/collections/_superusers/auth-with-password",
+                 {"identity": "bench@example.com", "password": "bench-password-123"})["token"]
+    http("POST", f"{base}/api/collections", {
+        "name": "feed", "type": "base", "listRule": "", "viewRule": "", "createRule": "", "updateRule": "", "deleteRule": "",
+        "fields": [{"name": "sentAt", "type": "number"}, {"name": "room", "type": "text"}]}, {"Authorization": token})
+    return proc
+
+
+def run(server, port, clients, mode, seconds, rate, pid):
+    out = subprocess.run([binary("hearth-listen-bench"), server, str(port),
+                          ADMIN_KEY if server == "hearth" else "-", str(clients), mode, str(seconds), str(rate), str(pid)],
+                         capture_output=True, text=True, timeout=seconds + 300)
+    line = next((l for l in out.stdout.splitlines() if l.startswith("{")), None)
+    if line is None:
+        return {"server": server, "clients": clients, "mode": mode, "error": (out.stderr or "no output").strip()[-300:]}
+    return json.loads(line)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--clients", default="1000,5000,10000")
+    ap.add_argument("--modes", default="query,doc")
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--rate", type=int, default=100)
+    ap.add_argument("--config", default="release", help="the build to measure: release, or debug to check the harness")
+    args = ap.parse_args()
+    global CONFIG
+    CONFIG = args.config
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))  # inherited by both servers and the driver
+    build()
+    print(f"{CONFIG} build, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores, open files {resource.getrlimit(resource.RLIMIT_NOFILE)[0]}",
+          flush=True)
+    rows = []
+    for mode in args.modes.split(","):
+        for clients in [int(c) for c in args.clients.split(",")]:
+            for server in ["hearth", "pocketbase"]:
+                # A fresh server per run, so that one run's connections and memory never weigh on the next.
+                tmp = tempfile.mkdtemp(prefix="hearth-listen-bench-")
+                port = 18180 if server == "hearth" else 18190
+                proc = start_hearth(tmp, port) if server == "hearth" else start_pocketbase(tmp, port)
+                try:
+                    r = run(server, port, clients, mode, args.seconds, args.rate, proc.pid)
+                finally:
+                    proc.send_signal(signal.SIGTERM)
+                    try:
+                        proc.wait(timeout=20)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                    shutil.rmtree(tmp, ignore_errors=True)
+                rows.append(r)
+                print(json.dumps(r), flush=True)
+    print()
+    print("| mode | clients | Hearth p50 ms | Hearth p99 ms | PocketBase p50 ms | PocketBase p99 ms | p99 ratio | Hearth KiB/listener | PocketBase KiB/listener |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for mode in args.modes.split(","):
+        for clients in [int(c) for c in args.clients.split(",")]:
+            h = next(r for r in rows if r["server"] == "hearth" and r["clients"] == clients and r["mode"] == mode)
+            p = next(r for r in rows if r["server"] == "pocketbase" and r["clients"] == clients and r["mode"] == mode)
+            if "error" in h or "error" in p:
+                print(f"| {mode} | {clients} | {h.get('p50_ms', h.get('error'))} | {h.get('p99_ms', '')} | "
+                      f"{p.get('p50_ms', p.get('error'))} | {p.get('p99_ms', '')} | | | |")
+                continue
+            ratio = p["p99_ms"] / h["p99_ms"] if h["p99_ms"] > 0 else float("nan")
+            print(f"| {mode} | {clients} | {h['p50_ms']:.1f} | {h['p99_ms']:.1f} | {p['p50_ms']:.1f} | {p['p99_ms']:.1f} | "
+                  f"{ratio:.2f}x | {h['rss_per_listener_kb']:.1f} | {p['rss_per_listener_kb']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
