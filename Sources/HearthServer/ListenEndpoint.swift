@@ -171,7 +171,8 @@ struct ListenEndpoint: Sendable {
                 }
                 try? await Task.sleep(until: min(deadline, .now + .seconds(1)))
             } else {
-                try? await Task.sleep(for: .seconds(1))
+                // A connection with targets has no deadline; look again now and then (cheap for many connections).
+                try? await Task.sleep(for: max(.seconds(1), feed.configuration.idleTimeout / 2))
             }
         }
     }

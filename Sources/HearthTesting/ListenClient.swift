@@ -43,9 +43,15 @@ public final class ListenClient: @unchecked Sendable {
     /// Each target's last snapshot position (`readTime`, `resumeToken`).
     public private(set) var positions: [String: (readTime: Timestamp, resumeToken: String)] = [:]
 
+    /// Whether snapshots are applied to `views` (a load generator only needs the frames).
+    let tracksViews: Bool
+
+    init(tracksViews: Bool) { self.tracksViews = tracksViews }
+
     /// Connects to a server on loopback; returns once the upgrade is done.
-    public static func connect(port: Int, credentials: Credentials = .none, maxFrameSize: Int = 1 << 20) async throws -> ListenClient {
-        let client = ListenClient()
+    public static func connect(port: Int, credentials: Credentials = .none, maxFrameSize: Int = 1 << 20,
+                               tracksViews: Bool = true) async throws -> ListenClient {
+        let client = ListenClient(tracksViews: tracksViews)
         try await client.start(port: port, credentials: credentials, maxFrameSize: maxFrameSize)
         return client
     }
@@ -148,7 +154,7 @@ public final class ListenClient: @unchecked Sendable {
                 return (nil, finished)
             }
             if let frame {
-                if frame["type"]?.stringValue == "snapshot" { try apply(frame) }
+                if tracksViews && frame["type"]?.stringValue == "snapshot" { try apply(frame) }
                 return frame
             }
             if done { throw Failure(description: "the connection closed (code \(closeCode.map(String.init) ?? "none"))") }

@@ -81,7 +81,7 @@ func runHearth(_ samples: Samples) async throws -> (Int, Int) {
     let before = rssKB(Bench.serverPID)
     let listeners = ListenerSet()
     try await forEachConcurrently(Bench.clients, width: 64) { k in
-        let ws = try await ListenClient.connect(port: Bench.port, credentials: .header(Bench.key))
+        let ws = try await ListenClient.connect(port: Bench.port, credentials: .header(Bench.key), tracksViews: false)
         if Bench.mode == "query" {
             try await ws.listen("t", query: #"{"from": "feed", "where": [["room", "==", "r1"]]}"#)
         } else {
