@@ -105,6 +105,13 @@ final class OutputReader: @unchecked Sendable {
         return buffer
     }
 
+    /// True once the pipe has closed.
+    var isEnded: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return ended
+    }
+
     func waitForPort(timeout: Double) -> Int? {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
