@@ -79,12 +79,12 @@ public final class Database: Sendable {
     /// Commits the writes `build` makes for the commit time (fixed inside the writer's transaction), with the
     /// rules decided there, where the stored state is known.
     func commit(transaction: String?, as identity: Identity,
-                writes build: @escaping @Sendable (Timestamp) -> [Write]) async throws -> CommitResult {
+                writes build: @escaping @Sendable (Timestamp) throws -> [Write]) async throws -> CommitResult {
         let program = try enforcedProgram(for: identity)
         let reads = try transaction.map { id throws(HearthError) in try transactions.finish(id, identity: identity) }
         return try await store.write { context in
             let commitTime = context.nextCommitTime()
-            let writes = build(commitTime)
+            let writes = try build(commitTime)
             if let program {
                 try self.authorizeWrites(writes, commitTime: commitTime, identity: identity, program: program, context: context)
             }

@@ -91,6 +91,20 @@ import Testing
         #expect(!result.output.contains("listening"))
     }
 
+    @Test func withoutRulesTheStartUpLogSaysHowToPassThem() async throws {
+        let dir = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try ServerProcess.start(dataDirectory: dir)
+        let client = server.client(as: .nobody)
+        #expect(try await client.put("/v1/docs/a/x", "{}").status == 403)
+        #expect(try await client.put("/v1/docs/a/x", "{}", as: .admin).status == 200)
+        #expect(server.outputText.contains("no rules file"))
+        #expect(server.outputText.contains("--rules FILE"))
+        await client.close()
+        server.signal(SIGTERM)
+        _ = try server.waitForExit()
+    }
+
     /// SIGHUP reloads even when the file's stamp (time and size) did not change; a broken file keeps the old rules.
     @Test func sighupReloadsTheRules() async throws {
         let dir = TestServer.temporaryDirectory()
