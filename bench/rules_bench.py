@@ -9,12 +9,13 @@ bounded in time and stops by itself.
 
     python3 bench/rules_bench.py [--duration 10] [--rounds 2] [--connections 16] [--synchronous NORMAL]
 """
-import argparse, os, signal, shutil, statistics, subprocess, sys, tempfile
+import argparse, os, re, signal, shutil, statistics, subprocess, sys, tempfile, threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import ADMIN_KEY, N_DOCS, ROOT, doc_body, http, wait_up, wrk  # noqa: E402
+from docs_bench import N_DOCS, ROOT, doc_body, http, wait_up, wrk  # noqa: E402
 
 RULES = os.path.join(ROOT, "bench", "rules", "bench.rules")
+ADMIN_KEY = "hak_rules_bench_" + os.urandom(16).hex()  # this run's server only
 
 
 def cpu_seconds(pid):
@@ -24,14 +25,24 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start(tmp, port, synchronous):
+def start(tmp, synchronous, procs):
     binary = os.path.join(ROOT, ".build", "release", "hearth")
     if not os.path.exists(binary):
         subprocess.run(["swift", "build", "-c", "release", "--product", "hearth"], cwd=ROOT, check=True)
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_SYNCHRONOUS=synchronous)
-    proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(port),
-                             "--log-level", "warning", "--rules", RULES], env=env, stdout=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    # Port 0: the server picks a free port and names it, so the benchmark never talks to another server.
+    proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", "0",
+                             "--log-level", "warning", "--rules", RULES], env=env, stdout=subprocess.PIPE, text=True)
+    procs.append(proc)
+    match = None
+    for line in proc.stdout:
+        match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+        if match:
+            break
+    if not match:
+        raise SystemExit("hearth serve did not start")
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # keep the pipe drained
+    base = f"http://127.0.0.1:{match.group(1)}"
     wait_up(f"{base}/healthz")
     auth = {"Authorization": f"Bearer {ADMIN_KEY}"}
     http("PUT", f"{base}/v1/docs/settings/bench", {"open": True}, auth)
@@ -49,9 +60,9 @@ def main():
     ap.add_argument("--synchronous", default="NORMAL", help="FULL or NORMAL (default: NORMAL, where requests are CPU-bound)")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="hearth-rules-bench-")
-    proc = None
+    procs = []
     try:
-        proc, base = start(tmp, 18081, args.synchronous)
+        proc, base = start(tmp, args.synchronous, procs)
         print(f"durability {args.synchronous}; {args.connections} connections, {args.duration} s per run, "
               f"{args.rounds} rounds, load average {os.getloadavg()[0]:.1f}", flush=True)
         callers = {"no rules (admin)": f"Bearer {ADMIN_KEY}", "rules (guest)": ""}
@@ -81,7 +92,7 @@ def main():
             ca, cb = statistics.median(r["cpu_us"] for r in a), statistics.median(r["cpu_us"] for r in b)
             print(f"| {workload} | {ra:.0f} | {rb:.0f} | {rb / ra:.3f} | {pa:.2f} | {pb:.2f} | {ca:.0f} | {cb:.0f} |")
     finally:
-        if proc:
+        for proc in procs:
             proc.send_signal(signal.SIGTERM)
             try:
                 proc.wait(timeout=20)

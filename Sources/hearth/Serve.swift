@@ -22,7 +22,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (default 8080).") var port: Int?
     @Option(help: "SQLite durability: FULL (default; every commit synced) or NORMAL.") var synchronous: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
-    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel.") var config: String?
+    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel, rules.") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
     @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
 
@@ -54,19 +54,15 @@ struct Serve: AsyncParsableCommand {
         configuration.rulesFile = setting(rules, "HEARTH_RULES", "rules")
 
         let (host, folder) = (configuration.host, configuration.dataDirectory)
-        do {
-            let (app, _) = try await buildApplication(configuration: configuration) { port in
-                print("hearth listening on http://\(host):\(port) (data in \(folder))")
-                fflush(nil)  // scripts and tests wait for this line on a pipe
-            }
-            let group = ServiceGroup(configuration: .init(
-                services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "hearth")))
-            try await group.run()
-        } catch let error as RulesStartupError {
-            // A broken rules file stops the start: print every diagnostic with its caret.
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            throw ExitCode.failure
+        // A rules file that does not compile throws `RulesStartupError`, which the command line prints (every
+        // diagnostic with its caret) before exiting with a failure status.
+        let (app, _) = try await buildApplication(configuration: configuration) { port in
+            print("hearth listening on http://\(host):\(port) (data in \(folder))")
+            fflush(nil)  // scripts and tests wait for this line on a pipe
         }
+        let group = ServiceGroup(configuration: .init(
+            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "hearth")))
+        try await group.run()
     }
 
     func loadConfigFile() throws -> [String: String] {
