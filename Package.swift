@@ -40,6 +40,7 @@ let package = Package(
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthServer", dependencies: [
             "HearthEngine",

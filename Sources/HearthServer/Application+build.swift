@@ -28,8 +28,10 @@ public func buildApplication(
 
     var storeConfiguration = Store.Configuration(dataDirectory: configuration.dataDirectory)
     storeConfiguration.synchronous = configuration.synchronous
+    let rulesProgram = try compileRules(configuration, logger: logger)
     let store = try Store(configuration: storeConfiguration, logger: logger)
     let database = Database(store: store, logger: logger)
+    let rulesReloader = installRules(rulesProgram, configuration, into: database.rules, logger: logger)
     let adminKey = try AdminKey.loadOrCreate(dataDirectory: configuration.dataDirectory, configured: configuration.adminKey)
     let metrics = ServerMetrics()
 
@@ -55,6 +57,7 @@ public func buildApplication(
         logger: logger
     )
     app.addServices(StoreService(store: store, logger: logger))
+    if let rulesReloader { app.addServices(rulesReloader) }
     return (app, HearthServices(database: database, adminKey: adminKey, metrics: metrics))
 }
 

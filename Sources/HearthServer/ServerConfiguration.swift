@@ -20,6 +20,10 @@ public struct ServerConfiguration: Sendable {
     public var requestLogLevel: Logger.Level = .debug
     /// Level of the server's own logs.
     public var logLevel: Logger.Level = .info
+    /// The security rules file; nil denies every caller but the admin key.
+    public var rulesFile: String?
+    /// Seconds between two looks at the rules file for changes.
+    public var rulesPollInterval: Double = 1
     /// Makes the default configuration.
     public init() {}
 }
