@@ -23,6 +23,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
     @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel.") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
+    @OptionGroup(title: "Accounts") var accounts: AuthOptions
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -49,6 +50,7 @@ struct Serve: AsyncParsableCommand {
             configuration.logLevel = value
         }
         configuration.dev = dev
+        try accounts.apply(to: &configuration, environment: environment, file: file)
 
         let (host, folder) = (configuration.host, configuration.dataDirectory)
         let (app, _) = try await buildApplication(configuration: configuration) { port in
@@ -65,7 +67,8 @@ struct Serve: AsyncParsableCommand {
         guard let bytes = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
         guard case .object(let pairs) = try JSON.parse(Array(bytes)) else { throw ValidationError("config file must hold a JSON object") }
         var out: [String: String] = [:]
-        let known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel"]
+        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel"]
+        known.formUnion(AuthOptions.configKeys)
         for (key, value) in pairs {
             guard known.contains(key) else { throw ValidationError("unknown key '\(key)' in \(config)") }
             switch value {
