@@ -159,6 +159,21 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
+    public func sessionWithUser(accessTokenHash: TokenHash) async throws(HearthError) -> (SessionRecord, UserRecord?)? {
+        try pointReading { c -> (SessionRecord, UserRecord?)? in
+            let s = try c.prepare("""
+                SELECT s.id, s.uid, s.access_hash, s.access_issued, s.access_expires, s.refresh_hash, s.refresh_expires,
+                    s.created_at, s.revoked_at, s.provider, u.uid, u.email, u.email_normalized, u.password_hash,
+                    u.display_name, u.email_verified, u.anonymous, u.claims, u.created_at, u.disabled
+                FROM auth_sessions s LEFT JOIN auth_users u ON u.uid = s.uid WHERE s.access_hash = ?
+                """)
+            defer { s.reset() }
+            s.bind(1, accessTokenHash.bytes)
+            guard try s.step() else { return nil }
+            return (try Self.decodeSession(s), s.isNull(10) ? nil : try Self.decodeUser(s, from: 10))
+        }
+    }
+
     public func session(refreshTokenHash: TokenHash) async throws(HearthError) -> SessionRecord? {
         try pointReading { c in
             try Self.oneSession(c, "SELECT \(Self.sessionColumns) FROM auth_sessions WHERE refresh_hash = ?") {
@@ -455,13 +470,14 @@ public final class SQLiteAuthStorage: AuthStorage {
         return try s.step() ? try decodeUser(s) : nil
     }
 
-    static func decodeUser(_ s: Statement) throws -> UserRecord {
-        func optional(_ column: Int32) -> String? { s.isNull(column) ? nil : s.text(column) }
+    /// A user from the row's columns `first` to `first + 9`, in `userColumns` order.
+    static func decodeUser(_ s: Statement, from first: Int32 = 0) throws -> UserRecord {
+        func optional(_ column: Int32) -> String? { s.isNull(first + column) ? nil : s.text(first + column) }
         return UserRecord(
-            uid: s.text(0), email: optional(1), emailNormalized: optional(2), passwordHash: optional(3),
-            displayName: optional(4), emailVerified: s.int(5) != 0, anonymous: s.int(6) != 0,
-            claims: try Value.decodeFields(JSON.parse(s.blob(7))), createdAt: Timestamp(microseconds: s.int(8)),
-            disabled: s.int(9) != 0)
+            uid: s.text(first), email: optional(1), emailNormalized: optional(2), passwordHash: optional(3),
+            displayName: optional(4), emailVerified: s.int(first + 5) != 0, anonymous: s.int(first + 6) != 0,
+            claims: try Value.decodeFields(JSON.parse(s.blob(first + 7))),
+            createdAt: Timestamp(microseconds: s.int(first + 8)), disabled: s.int(first + 9) != 0)
     }
 
     static func oneSession(_ c: SQLiteConnection, _ sql: String, bind: (Statement) -> Void) throws -> SessionRecord? {

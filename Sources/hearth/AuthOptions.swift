@@ -3,13 +3,13 @@ import HearthServer
 
 /// The account settings of `hearth serve`: flags, then `HEARTH_*` variables, then the config file.
 struct AuthOptions: ParsableArguments {
-    @Option(help: "Argon2id memory cost in KiB for new password hashes (default 19456, OWASP's minimum).")
+    @Option(help: "Argon2id memory cost in KiB for new password hashes (default 19456, OWASP's minimum; HEARTH_ARGON2_MEMORY).")
     var argon2Memory: UInt32?
-    @Option(help: "Argon2id iterations (default 2).") var argon2Iterations: UInt32?
-    @Option(help: "Argon2id parallelism (default 1).") var argon2Parallelism: UInt32?
-    @Option(help: "Seconds an access token works (default 3600).") var accessTokenLifetime: Int64?
-    @Option(help: "Seconds a refresh token works (default 2592000, 30 days).") var refreshTokenLifetime: Int64?
-    @Flag(help: "Take the client address for sign-in throttling from X-Forwarded-For (only behind a trusted proxy).")
+    @Option(help: "Argon2id iterations (default 2; HEARTH_ARGON2_ITERATIONS).") var argon2Iterations: UInt32?
+    @Option(help: "Argon2id parallelism (default 1; HEARTH_ARGON2_PARALLELISM).") var argon2Parallelism: UInt32?
+    @Option(help: "Seconds an access token works (default 3600; HEARTH_ACCESS_TOKEN_LIFETIME).") var accessTokenLifetime: Int64?
+    @Option(help: "Seconds a refresh token works (default 2592000, 30 days; HEARTH_REFRESH_TOKEN_LIFETIME).") var refreshTokenLifetime: Int64?
+    @Flag(help: "Take the client address for sign-in throttling from X-Forwarded-For (only behind a trusted proxy; HEARTH_TRUST_FORWARDED_FOR).")
     var trustForwardedFor = false
 
     /// Keys of these settings in the config file.
