@@ -45,36 +45,39 @@ def doc_body(i):
     return {"title": f"A day at the lake, part {i}", "count": i, "published": i % 2 == 0, "body": "lorem ipsu" * 20}
 
 
-def start_hearth(tmp, port, users):
+def start_hearth(tmp, port, users, procs):
     binary = os.path.join(ROOT, ".build", "release", "hearth")
     if not os.path.exists(binary):
         subprocess.run(["swift", "build", "-c", "release", "--product", "hearth"], cwd=ROOT, check=True)
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY)
     proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(port),
                              "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL)
+    procs.append(proc)  # stopped by main's cleanup even if the set-up below fails
     base = f"http://127.0.0.1:{port}"
     wait_up(f"{base}/healthz")
     auth = {"Authorization": f"Bearer {ADMIN_KEY}"}
-    writes = [{"set": f"bench/b{i:014d}", "data": doc_body(i)} for i in range(1, N_DOCS + 1)]
-    http("POST", f"{base}/v1/commit", {"writes": writes}, auth)
+    for start in range(0, N_DOCS, 500):  # a commit holds at most 500 writes
+        writes = [{"set": f"bench/b{i:014d}", "data": doc_body(i)} for i in range(start + 1, min(N_DOCS, start + 500) + 1)]
+        http("POST", f"{base}/v1/commit", {"writes": writes}, auth)
 
     def create(i):
         http("POST", f"{base}/v1/admin/users", {"email": f"user{i}@bench.example", "password": PASSWORD}, auth)
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(create, range(1, users + 1)))
     hashing = "Argon2id m=19456 KiB, t=2, p=1 (default)"
-    return proc, base, hashing, {
+    return base, hashing, {
         "login": dict(BENCH_PATH="/v1/auth/login", BENCH_IDENTITY="email", BENCH_USERS=str(users), BENCH_PASSWORD=PASSWORD),
         "get": dict(BENCH_MODE="get", BENCH_PATH="/v1/docs/bench/b", BENCH_AUTH=f"Bearer {ADMIN_KEY}", BENCH_N=str(N_DOCS)),
     }
 
 
-def start_pocketbase(tmp, port, users):
+def start_pocketbase(tmp, port, users, procs):
     pb_dir = os.path.join(tmp, "pb")
     subprocess.run(["pocketbase", "superuser", "upsert", "bench@example.com", "bench-password-123", "--dir", pb_dir],
                    check=True, stdout=subprocess.DEVNULL)
     proc = subprocess.Popen(["pocketbase", "serve", "--dir", pb_dir, "--http", f"127.0.0.1:{port}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs.append(proc)
     base = f"http://127.0.0.1:{port}"
     wait_up(f"{base}/api/health")
     token = http("POST", f"{base}/api/collections/_superusers/auth-with-password",
@@ -104,7 +107,7 @@ def start_pocketbase(tmp, port, users):
     except Exception as e:  # the figure is still valid; only the label is missing
         print(f"(could not read PocketBase's hash cost: {e})")
     hashing = f"bcrypt cost {cost} (default)"
-    return proc, base, hashing, {
+    return base, hashing, {
         "login": dict(BENCH_PATH="/api/collections/users/auth-with-password", BENCH_IDENTITY="identity",
                       BENCH_USERS=str(users), BENCH_PASSWORD=PASSWORD),
         "get": dict(BENCH_MODE="get", BENCH_PATH="/api/collections/bench/records/b", BENCH_N=str(N_DOCS)),
@@ -131,8 +134,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="hearth-auth-bench-")
     procs = []
     try:
-        h_proc, h_base, h_hash, h_env = start_hearth(tmp, 18081, args.users); procs.append(h_proc)
-        p_proc, p_base, p_hash, p_env = start_pocketbase(tmp, 18091, args.users); procs.append(p_proc)
+        h_base, h_hash, h_env = start_hearth(tmp, 18081, args.users, procs)
+        p_base, p_hash, p_env = start_pocketbase(tmp, 18091, args.users, procs)
         print(f"{LOGIN_CONNECTIONS} concurrent logins beside {READ_CONNECTIONS} connections of reads; {args.duration} s per run, "
               f"{args.rounds} rounds, {args.users} accounts, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}",
               flush=True)
