@@ -25,6 +25,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel, rules.") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
     @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
+    @OptionGroup(title: "Accounts") var accounts: AuthOptions
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -52,6 +53,7 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.dev = dev
         configuration.rulesFile = setting(rules, "HEARTH_RULES", "rules")
+        try accounts.apply(to: &configuration, environment: environment, file: file)
 
         let (host, folder) = (configuration.host, configuration.dataDirectory)
         // A rules file that does not compile throws `RulesStartupError`, which the command line prints (every
@@ -70,7 +72,8 @@ struct Serve: AsyncParsableCommand {
         guard let bytes = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
         guard case .object(let pairs) = try JSON.parse(Array(bytes)) else { throw ValidationError("config file must hold a JSON object") }
         var out: [String: String] = [:]
-        let known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel", "rules"]
+        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel", "rules"]
+        known.formUnion(AuthOptions.configKeys)
         for (key, value) in pairs {
             guard known.contains(key) else { throw ValidationError("unknown key '\(key)' in \(config)") }
             switch value {
