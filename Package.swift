@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "HearthCore", swiftSettings: swiftSettings),
         .target(name: "HearthRules", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
         .target(name: "HearthStore", dependencies: [
-            "HearthCore", "CSQLite",
+            "HearthCore", "HearthAuth", "CSQLite",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthAuth", dependencies: [
@@ -40,6 +40,7 @@ let package = Package(
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthServer", dependencies: [
             "HearthEngine",
@@ -64,7 +65,7 @@ let package = Package(
                           swiftSettings: swiftSettings),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules"], exclude: ["Golden"], swiftSettings: swiftSettings),
-        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthAuth"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthServerTests", dependencies: ["HearthTesting"], swiftSettings: swiftSettings),
     ]

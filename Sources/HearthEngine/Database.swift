@@ -17,6 +17,8 @@ public final class Database: Sendable {
     public let store: Store
     /// Open transactions.
     public let transactions: TransactionRegistry
+    /// The security rules in force; swapped atomically on reload.
+    public let rules = RulesInForce()
     let logger: Logger
 
     /// Opens the engine over a store.
@@ -33,7 +35,7 @@ public final class Database: Sendable {
     public func get(_ path: DocumentPath, as identity: Identity, transaction: String? = nil) async throws -> StoredDocument? {
         if let transaction { try transactions.touch(transaction, identity: identity) }
         let doc = try store.pointRead { try $0.document(at: path) }
-        try authorize(identity, "get", path.description)
+        try authorizeRead(path: path, document: doc, identity: identity)
         if let transaction {
             try transactions.recordRead(transaction, identity: identity, path: path, version: doc?.updateTime)
         }
@@ -44,7 +46,7 @@ public final class Database: Sendable {
     public func list(_ collection: CollectionPath, pageSize: Int, pageToken: String?, as identity: Identity,
                      transaction: String? = nil) async throws -> ListPage {
         if let transaction { try transactions.touch(transaction, identity: identity) }
-        try authorize(identity, "list", collection.description)
+        try authorizeList(collection, pageSize: pageSize, identity: identity)
         let after = try pageToken.map(ListPage.decodeToken)
         let size = pageSize
         let docs = try await store.read { try $0.documents(in: collection, after: after, limit: size + 1) }
@@ -60,19 +62,32 @@ public final class Database: Sendable {
 
     /// The ids of the subcollections under a document, or of the root collections.
     public func collectionIDs(under parent: DocumentPath?, as identity: Identity) async throws -> [String] {
-        try authorize(identity, "list", parent?.description ?? "/")
-        return try await store.read { try $0.collectionIDs(under: parent) }
+        _ = try enforcedProgram(for: identity)
+        let ids = try await store.read { try $0.collectionIDs(under: parent) }
+        try authorizeCollectionIDs(ids, under: parent, identity: identity)
+        return ids
     }
 
     // MARK: Writes
 
     /// Applies writes atomically, in order; ends the transaction when one is named.
     public func commit(_ request: CommitRequest, as identity: Identity) async throws -> CommitResult {
-        for write in request.writes { try authorize(identity, write.verb, write.path.description) }
-        let reads = try request.transaction.map { id throws(HearthError) in try transactions.finish(id, identity: identity) }
         let writes = request.writes
+        return try await commit(transaction: request.transaction, as: identity) { _ in writes }
+    }
+
+    /// Commits the writes `build` makes for the commit time (fixed inside the writer's transaction), with the
+    /// rules decided there, where the stored state is known.
+    func commit(transaction: String?, as identity: Identity,
+                writes build: @escaping @Sendable (Timestamp) throws -> [Write]) async throws -> CommitResult {
+        let program = try enforcedProgram(for: identity)
+        let reads = try transaction.map { id throws(HearthError) in try transactions.finish(id, identity: identity) }
         return try await store.write { context in
             let commitTime = context.nextCommitTime()
+            let writes = try build(commitTime)
+            if let program {
+                try self.authorizeWrites(writes, commitTime: commitTime, identity: identity, program: program, context: context)
+            }
             if let reads {
                 for (path, version) in reads {
                     let current = try context.reader.document(at: path)?.updateTime
@@ -88,12 +103,16 @@ public final class Database: Sendable {
 
     /// Deletes a document and every document below it, in one commit.
     public func deleteRecursive(_ path: DocumentPath, as identity: Identity) async throws -> CommitResult {
-        try authorize(identity, "delete", path.description)
+        let program = try enforcedProgram(for: identity)
         return try await store.write { context in
             let commitTime = context.nextCommitTime()
             var writes = [Write(kind: .delete, path: path)]
             for descendant in try context.reader.descendantPaths(of: path) {
                 writes.append(Write(kind: .delete, path: descendant))
+            }
+            if let program {
+                try self.authorizeRecursiveDelete(writes.map(\.path), commitTime: commitTime, identity: identity,
+                                                  program: program, context: context)
             }
             return try Self.apply(writes, commitTime: commitTime, in: context)
         }
@@ -149,19 +168,16 @@ public final class Database: Sendable {
         return CommitResult(writeResults: results, commitTime: commitTime)
     }
 
-    /// Authorizes a query (a `list` over the documents it could return). Until rules are configured, only the
-    /// admin key may query (DESIGN §7: default deny).
+    /// Authorizes a query or aggregate: a `list` allowed only if the rules hold for every document the query
+    /// could return (rules are not filters; see `Database+Rules.swift`).
     func authorizeQuery(_ query: Query, _ identity: Identity) throws {
+        guard let program = try enforcedProgram(for: identity) else { return }
+        let described: String
         switch query.source {
-        case .collection(let collection): try authorize(identity, "list", collection.description)
-        case .collectionGroup(let id, _): try authorize(identity, "list", "collection group \(id)")
+        case .collection(let collection): described = collection.description
+        case .collectionGroup(let id, _): described = "collection group \(id)"
         }
-    }
-
-    /// Until rules are configured, only the admin key may read or write (DESIGN §7: default deny).
-    func authorize(_ identity: Identity, _ method: String, _ path: String) throws {
-        if identity.isAdmin { return }
-        throw HearthError.permissionDenied("Missing or insufficient permissions: no rules allow \(method) on \(path).")
+        try authorizeList(Self.listConstraints(for: query), program: program, identity: identity, described: described)
     }
 }
 

@@ -16,6 +16,8 @@ public struct HearthServices: Sendable {
     public let adminKey: AdminKey
     /// The server's metrics.
     public let metrics: ServerMetrics
+    /// Accounts and sessions.
+    public let auth: AuthService
     /// Live updates. Runs as a service of its own after `app` in the caller's group, so that on graceful
     /// shutdown it closes listeners (with 1001) before the HTTP server stops.
     public let feed: ChangeFeed
@@ -27,22 +29,27 @@ public func buildApplication(
     configuration: ServerConfiguration,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> (some ApplicationProtocol, HearthServices) {
-    var logger = Logger(label: "hearth") { label in HearthLogHandler(label: label) }
+    var logger = Logger(label: "hearth") { label in
+        configuration.logHandlerFactory?(label) ?? HearthLogHandler(label: label)
+    }
     logger.logLevel = configuration.logLevel
 
     var storeConfiguration = Store.Configuration(dataDirectory: configuration.dataDirectory)
     storeConfiguration.synchronous = configuration.synchronous
     storeConfiguration.changeLogRetention = max(1, configuration.changeLogRetention)
+    let rulesProgram = try compileRules(configuration, logger: logger)
     let store = try Store(configuration: storeConfiguration, logger: logger)
     let database = Database(store: store, logger: logger)
+    let rulesReloader = installRules(rulesProgram, configuration, into: database.rules, logger: logger)
     let adminKey = try AdminKey.loadOrCreate(dataDirectory: configuration.dataDirectory, configured: configuration.adminKey)
     let metrics = ServerMetrics()
+    let accounts = try AccountsAssembly(configuration: configuration, store: store, logger: logger)
 
     let router = Router(context: HearthRequestContext.self)
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: LogRequestsMiddleware(configuration.requestLogLevel))
     router.add(middleware: ErrorMiddleware())
-    router.add(middleware: AuthMiddleware(adminKey: adminKey))
+    router.add(middleware: AuthMiddleware(adminKey: adminKey, auth: accounts.auth))
 
     router.get("/healthz") { _, _ in jsonResponse(Array("{\"status\":\"ok\"}".utf8)) }
     router.get("/metrics") { _, _ in
@@ -52,10 +59,13 @@ public func buildApplication(
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
     }
     DocumentRoutes(database: database).register(on: router)
-    let feed = ChangeFeed(database: database, configuration: configuration.listen, logger: logger)
-    let listen = ListenEndpoint(feed: feed) { token throws(HearthError) in
-        guard adminKey.matches(token) else { throw .unauthenticated("the bearer token is not valid or has expired") }
-        return (.admin, nil)
+    accounts.register(on: router, configuration: configuration)
+    let feed = ChangeFeed(database: database, configuration: configuration.listen,
+                          revocations: accounts.auth.revocations, logger: logger)
+    let listen = ListenEndpoint(feed: feed) { [auth = accounts.auth] token async throws(HearthError) -> (Identity, ListenSession?) in
+        if adminKey.matches(token) { return (.admin, nil) }
+        let (identity, sessionID) = try await auth.authenticate(accessToken: token)
+        return (identity, identity.uid.map { ListenSession(uid: $0, sessionID: sessionID) })
     }
     listen.register(on: router)
 
@@ -64,14 +74,18 @@ public func buildApplication(
         server: .http1WebSocketUpgrade(configuration: .init(ws: .init(
             maxFrameSize: configuration.listen.maxMessageBytes,
             autoPing: .enabled(timePeriod: configuration.listen.heartbeatInterval)))) { request, _, _ in
-            listen.shouldUpgrade(request)
+            await listen.shouldUpgrade(request)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "hearth"),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger
     )
     app.addServices(StoreService(store: store, logger: logger))
-    return (app, HearthServices(database: database, adminKey: adminKey, metrics: metrics, feed: feed))
+    if let rulesReloader { app.addServices(rulesReloader) }
+    // After the store's service: shutdown runs in reverse, so these stop before the store closes.
+    app.addServices(accounts.services)
+    return (app, HearthServices(database: database, adminKey: adminKey, metrics: metrics, auth: accounts.auth,
+                                feed: feed))
 }
 
 /// Closes the store (finishing queued writes and checkpointing the WAL) after the HTTP server has stopped.

@@ -14,7 +14,7 @@ import ServiceLifecycle
 /// upgrade request (`Authorization: Bearer`, or `?token=` for browsers) or as the first message.
 struct ListenEndpoint: Sendable {
     /// Resolves a bearer token to an identity and, for a user's token, its session.
-    typealias Authenticator = @Sendable (String) throws(HearthError) -> (Identity, ListenSession?)
+    typealias Authenticator = @Sendable (String) async throws(HearthError) -> (Identity, ListenSession?)
 
     let feed: ChangeFeed
     let authenticate: Authenticator
@@ -24,10 +24,10 @@ struct ListenEndpoint: Sendable {
 
     /// Decides an upgrade: only for the listen path with acceptable credentials; anything else goes on to the
     /// router, whose `/v1/listen` route answers with the error.
-    func shouldUpgrade(_ request: HTTPRequest) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+    func shouldUpgrade(_ request: HTTPRequest) async -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         guard request.method == .get, let target = request.path else { return .dontUpgrade }
         let uri = URI(target)
-        guard uri.path == Self.path, let (identity, session) = try? credentials(uri: uri, authorization: request.headerFields[.authorization])
+        guard uri.path == Self.path, let (identity, session) = try? await credentials(uri: uri, authorization: request.headerFields[.authorization])
         else { return .dontUpgrade }
         return .upgrade([:]) { inbound, outbound, context in
             let connection = feed.connect(identity: identity, session: session)
@@ -36,21 +36,21 @@ struct ListenEndpoint: Sendable {
     }
 
     /// The credentials of an upgrade request: none, or a valid token (an invalid one is an error).
-    func credentials(uri: URI, authorization: String?) throws(HearthError) -> (Identity, ListenSession?) {
+    func credentials(uri: URI, authorization: String?) async throws(HearthError) -> (Identity, ListenSession?) {
         if let header = authorization {
             guard let token = AdminKey.bearerToken(header) else {
                 throw .unauthenticated("the Authorization header must be 'Bearer <token>'")
             }
-            return try authenticate(token)
+            return try await authenticate(token)
         }
-        if let token = uri.queryParameters["token"] { return try authenticate(String(token)) }
+        if let token = uri.queryParameters["token"] { return try await authenticate(String(token)) }
         return (.unauthenticated, nil)
     }
 
     /// The plain-HTTP route: explains why a request to the listen path was not upgraded.
     func register(on router: Router<HearthRequestContext>) {
         router.get(RouterPath(stringLiteral: Self.path)) { request, _ -> Response in
-            _ = try credentials(uri: request.uri, authorization: request.headers[.authorization])
+            _ = try await credentials(uri: request.uri, authorization: request.headers[.authorization])
             throw HearthError.invalidArgument("\(Self.path) speaks WebSocket: send an upgrade request (Connection: Upgrade, Upgrade: websocket)")
         }
     }
@@ -75,7 +75,7 @@ struct ListenEndpoint: Sendable {
                                 "more than \(Int(configuration.messagesPerSecond)) messages per second; the message was dropped")))
                             continue
                         }
-                        handle(text, connection)
+                        await handle(text, connection)
                     }
                 } catch {
                     // An oversized message ends the stream; tell the client why before closing.
@@ -90,7 +90,7 @@ struct ListenEndpoint: Sendable {
         }
     }
 
-    func handle(_ text: String, _ connection: ListenConnection) {
+    func handle(_ text: String, _ connection: ListenConnection) async {
         switch ListenRequest.parse(text) {
         case .failure(let failure):
             connection.reply(.requestError(id: failure.targetID, error: failure.error))
@@ -98,7 +98,7 @@ struct ListenEndpoint: Sendable {
             connection.reply(.pong)
         case .success(.auth(let token)):
             do {
-                let (identity, session) = try authenticate(token)
+                let (identity, session) = try await authenticate(token)
                 try connection.authenticate(identity, session: session)
             } catch {
                 connection.reply(.requestError(id: nil, error: error))

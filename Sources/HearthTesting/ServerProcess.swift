@@ -8,6 +8,10 @@ public final class ServerProcess: @unchecked Sendable {
     public let adminKey: String
     let process: Process
     let output: Pipe
+    let reader: OutputReader?
+
+    /// Everything the server has written to standard output so far (its log).
+    public var outputText: String { reader?.text ?? "" }
 
     /// The `hearth` binary: `$HEARTH_BINARY`, else the package's own debug build.
     public static func binaryPath(filePath: String = #filePath) -> String {
@@ -36,17 +40,18 @@ public final class ServerProcess: @unchecked Sendable {
         // Read the output on a thread of its own, so the deadline holds even when the server prints nothing.
         let reader = OutputReader(output.fileHandleForReading)
         if let port = reader.waitForPort(timeout: timeout) {
-            return ServerProcess(port: port, adminKey: adminKey, process: process, output: output)
+            return ServerProcess(port: port, adminKey: adminKey, process: process, output: output, reader: reader)
         }
         process.terminate()
         throw ServerProcessError(message: "hearth serve did not start within \(timeout) s: \(reader.text)")
     }
 
-    init(port: Int, adminKey: String, process: Process, output: Pipe) {
+    init(port: Int, adminKey: String, process: Process, output: Pipe, reader: OutputReader? = nil) {
         self.port = port
         self.adminKey = adminKey
         self.process = process
         self.output = output
+        self.reader = reader
     }
 
     /// Sends a signal (SIGKILL, SIGTERM, ...).
@@ -103,6 +108,13 @@ final class OutputReader: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return buffer
+    }
+
+    /// True once the pipe has closed.
+    var isEnded: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return ended
     }
 
     func waitForPort(timeout: Double) -> Int? {

@@ -12,7 +12,8 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the server.",
         discussion: """
             Settings come from flags, then HEARTH_* environment variables (HEARTH_DATA, HEARTH_HOST, HEARTH_PORT,
-            HEARTH_ADMIN_KEY, HEARTH_SYNCHRONOUS, HEARTH_LOG_LEVEL), then a JSON config file (--config), in that order.
+            HEARTH_ADMIN_KEY, HEARTH_SYNCHRONOUS, HEARTH_LOG_LEVEL, HEARTH_RULES), then a JSON config file (--config), in
+            that order.
             """
     )
 
@@ -21,8 +22,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (default 8080).") var port: Int?
     @Option(help: "Durability: NORMAL (default; survives process crashes, WAL synced within 50 ms) or FULL (every acknowledged commit synced to disk).") var synchronous: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
-    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel.") var config: String?
+    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel, rules.") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
+    @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
+    @OptionGroup(title: "Accounts") var accounts: AuthOptions
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -49,8 +52,12 @@ struct Serve: AsyncParsableCommand {
             configuration.logLevel = value
         }
         configuration.dev = dev
+        configuration.rulesFile = setting(rules, "HEARTH_RULES", "rules")
+        try accounts.apply(to: &configuration, environment: environment, file: file)
 
         let (host, folder) = (configuration.host, configuration.dataDirectory)
+        // A rules file that does not compile throws `RulesStartupError`, which the command line prints (every
+        // diagnostic with its caret) before exiting with a failure status.
         let (app, services) = try await buildApplication(configuration: configuration) { port in
             print("hearth listening on http://\(host):\(port) (data in \(folder))")
             fflush(nil)  // scripts and tests wait for this line on a pipe
@@ -65,7 +72,8 @@ struct Serve: AsyncParsableCommand {
         guard let bytes = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
         guard case .object(let pairs) = try JSON.parse(Array(bytes)) else { throw ValidationError("config file must hold a JSON object") }
         var out: [String: String] = [:]
-        let known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel"]
+        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel", "rules"]
+        known.formUnion(AuthOptions.configKeys)
         for (key, value) in pairs {
             guard known.contains(key) else { throw ValidationError("unknown key '\(key)' in \(config)") }
             switch value {

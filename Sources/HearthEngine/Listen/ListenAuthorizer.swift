@@ -1,4 +1,5 @@
 import HearthCore
+import HearthStore
 
 /// The rules checks of live updates, with the listener's own identity: when a target is added (`get` for a
 /// document, `list` for a query) and for each change delivered to a document target. Admin bypasses.
@@ -17,15 +18,20 @@ public struct ListenAuthorizer: Sendable {
 }
 
 extension Database {
-    /// The engine's own checks: the same `get` and `list` authorization its reads and queries use.
+    /// The engine's own checks: the security rules' `get` (with the document as stored) and `list` (rules are
+    /// not filters), as its reads and queries use them.
     public var listenAuthorizer: ListenAuthorizer {
         ListenAuthorizer(
             authorizeTarget: { [self] identity, target in
                 switch target {
-                case .document(let path): try authorize(identity, "get", path.description)
+                case .document(let path):
+                    let stored = identity.isAdmin ? nil : try store.pointRead { try $0.document(at: path) }
+                    try authorizeRead(path: path, document: stored, identity: identity)
                 case .query(let query): try authorizeQuery(query, identity)
                 }
             },
-            authorizeRead: { [self] identity, path, _ in try authorize(identity, "get", path.description) })
+            authorizeRead: { [self] identity, path, doc in
+                try authorizeRead(path: path, document: doc.map(StoredDocument.init), identity: identity)
+            })
     }
 }

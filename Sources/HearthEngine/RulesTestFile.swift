@@ -1,0 +1,112 @@
+import Foundation
+import HearthCore
+
+/// A rules test file (DESIGN §8): the rules to load, the fixture documents, and the cases, each an
+/// operation by a caller with the decision it expects.
+public struct RulesTestFile: Sendable {
+    /// One case.
+    public struct Case: Sendable {
+        /// The case's name, as failures name it.
+        public var name: String
+        /// The caller: nil for an unauthenticated one.
+        public var auth: (uid: String, claims: [String: Value])?
+        /// `get`, `list`, `create`, `update` or `delete`.
+        public var op: String
+        /// The document (or, for `list`, the collection).
+        public var path: String
+        /// The document as it would be stored after the write (`request.resource.data`), for create and update.
+        public var data: JSON?
+        /// The query of a `list`, in DESIGN §4's format (`from` defaults to `path`).
+        public var query: JSON?
+        /// True when the case expects `allow`.
+        public var expectAllow: Bool
+        /// The case's own fixtures, replacing the file's.
+        public var fixtures: [(path: DocumentPath, data: JSON)]?
+    }
+
+    /// The rules file, resolved against the test file's folder, then the working directory.
+    public var rulesPath: String
+    /// The fixture documents that exist before each case.
+    public var fixtures: [(path: DocumentPath, data: JSON)]
+    /// The cases, in order.
+    public var cases: [Case]
+
+    /// Reads a test file; `workingDirectory` is the second place the rules path is looked up.
+    public init(path: String, workingDirectory: String = FileManager.default.currentDirectoryPath) throws(HearthError) {
+        guard let data = FileManager.default.contents(atPath: path) else { throw .invalidArgument("cannot read \(path)") }
+        let json = try JSON.parse(Array(data))
+        guard case .object(let pairs) = json else { throw .invalidArgument("a rules test file must hold a JSON object") }
+        try Self.checkKeys(pairs, ["rules", "fixtures", "cases"], in: "the test file")
+        guard let rules = json["rules"]?.stringValue else { throw .invalidArgument("'rules' must name the rules file") }
+        let folder = (path as NSString).deletingLastPathComponent
+        let candidates = rules.hasPrefix("/") ? [rules]
+            : [(folder.isEmpty ? rules : folder + "/" + rules), workingDirectory + "/" + rules]
+        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
+            throw .invalidArgument("rules file '\(rules)' not found next to \(path) or in \(workingDirectory)")
+        }
+        rulesPath = found
+        fixtures = try Self.fixtures(json["fixtures"], "fixtures")
+        guard case .array(let items)? = json["cases"] else { throw .invalidArgument("'cases' must be an array") }
+        cases = []
+        for (i, item) in items.enumerated() {
+            cases.append(try Self.testCase(item, "cases[\(i)]"))
+        }
+    }
+
+    static func testCase(_ json: JSON, _ place: String) throws(HearthError) -> Case {
+        guard case .object(let pairs) = json else { throw .invalidArgument("\(place) must be an object") }
+        try checkKeys(pairs, ["name", "auth", "op", "path", "data", "query", "expect", "fixtures"], in: place)
+        guard let name = json["name"]?.stringValue else { throw .invalidArgument("\(place).name must be a string") }
+        let at = "\(place) '\(name)'"
+        guard let op = json["op"]?.stringValue, ["get", "list", "create", "update", "delete"].contains(op) else {
+            throw .invalidArgument("\(at): 'op' must be get, list, create, update or delete")
+        }
+        guard let path = json["path"]?.stringValue else { throw .invalidArgument("\(at): 'path' must be a string") }
+        let segments: [String]
+        do { segments = try parsePathSegments(path) } catch { throw .invalidArgument("\(at): \(error.message)") }
+        if (op == "list") != (segments.count % 2 == 1) {
+            throw .invalidArgument("\(at): '\(path)' must be a \(op == "list" ? "collection" : "document") path for \(op)")
+        }
+        let expect = json["expect"]?.stringValue
+        guard expect == "allow" || expect == "deny" else { throw .invalidArgument("\(at): 'expect' must be \"allow\" or \"deny\"") }
+        var auth: (uid: String, claims: [String: Value])?
+        switch json["auth"] {
+        case nil, .null?: auth = nil
+        case .object(let authPairs)?:
+            try checkKeys(authPairs, ["uid", "token"], in: "\(at).auth")
+            guard let uid = json["auth"]?["uid"]?.stringValue else { throw .invalidArgument("\(at): auth.uid must be a string") }
+            var claims: [String: Value] = [:]
+            if let token = json["auth"]?["token"], token != .null {
+                guard case .object = token else { throw .invalidArgument("\(at): auth.token must be an object") }
+                guard case .map(let m) = try Value(wire: token, field: "auth.token") else {
+                    throw .invalidArgument("\(at): auth.token must be a map")
+                }
+                claims = m
+            }
+            auth = (uid, claims)
+        default: throw .invalidArgument("\(at): 'auth' must be null or {\"uid\", \"token\"?}")
+        }
+        if json["data"] != nil, op != "create", op != "update" { throw .invalidArgument("\(at): 'data' applies to create and update only") }
+        if (op == "create" || op == "update"), json["data"] == nil { throw .invalidArgument("\(at): \(op) needs 'data'") }
+        if json["query"] != nil, op != "list" { throw .invalidArgument("\(at): 'query' applies to list only") }
+        return Case(name: name, auth: auth, op: op, path: path, data: json["data"], query: json["query"],
+                    expectAllow: expect == "allow",
+                    fixtures: json["fixtures"] == nil ? nil : try fixtures(json["fixtures"], "\(at).fixtures"))
+    }
+
+    static func fixtures(_ json: JSON?, _ place: String) throws(HearthError) -> [(path: DocumentPath, data: JSON)] {
+        guard let json, json != .null else { return [] }
+        guard case .object(let pairs) = json else { throw .invalidArgument("\(place) must map document paths to data") }
+        var out: [(path: DocumentPath, data: JSON)] = []
+        for (key, value) in pairs {
+            do { out.append((try DocumentPath(key), value)) } catch { throw .invalidArgument("\(place): \(error.message)") }
+        }
+        return out
+    }
+
+    static func checkKeys(_ pairs: [(String, JSON)], _ allowed: Set<String>, in place: String) throws(HearthError) {
+        for (key, _) in pairs where !allowed.contains(key) {
+            throw .invalidArgument("unknown key '\(key)' in \(place); expected \(allowed.sorted().joined(separator: ", "))")
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import HearthCore
+import HearthRules
+import HearthStore
+import Logging
+
+/// Runs rules test files (DESIGN §8) through the engine itself: each case gets a fresh temporary store with
+/// its fixtures loaded and performs its operation through `Database`, as a real request would, with the
+/// rules decided by the same code. `hearth rules test` and the Swift tests both use it.
+public struct RulesTestRunner: Sendable {
+    /// The outcome of one case.
+    public struct CaseResult: Sendable {
+        /// The case's name.
+        public var name: String
+        /// True when the decision matched the expectation.
+        public var passed: Bool
+        /// What happened: `allow`, `deny`, or an error that is neither.
+        public var outcome: String
+        /// Why: the deciding rule of a denial, or the error.
+        public var detail: String?
+    }
+
+    /// The outcome of one file.
+    public struct FileReport: Sendable {
+        /// The test file.
+        public var file: String
+        /// Why the file (or its rules) did not load; its cases then did not run.
+        public var loadError: String?
+        /// One result per case, in order.
+        public var results: [CaseResult]
+
+        /// The lines to print: one per failing case, or the load error.
+        public var failureLines: [String] {
+            if let loadError { return ["\(file): \(loadError)"] }
+            return results.filter { !$0.passed }.map { r in
+                "\(file): FAIL \(r.name): expected \(r.outcome == "allow" ? "deny" : "allow"), got \(r.outcome)"
+                    + (r.detail.map { " (\($0))" } ?? "")
+            }
+        }
+    }
+
+    /// Where the rules path is looked up after the test file's folder.
+    public var workingDirectory: String
+    /// Where the per-case stores are made.
+    public var temporaryDirectory: String
+
+    /// Makes a runner.
+    public init(workingDirectory: String = FileManager.default.currentDirectoryPath,
+                temporaryDirectory: String = NSTemporaryDirectory()) {
+        self.workingDirectory = workingDirectory
+        self.temporaryDirectory = temporaryDirectory
+    }
+
+    /// Runs every file; the summary line is `N passed, N failed`.
+    public func run(files: [String]) async -> [FileReport] {
+        var out: [FileReport] = []
+        for file in files { out.append(await run(file: file)) }
+        return out
+    }
+
+    /// `N passed, N failed` over reports (a file that did not load counts as one failure).
+    public static func summary(_ reports: [FileReport]) -> (passed: Int, failed: Int) {
+        var passed = 0, failed = 0
+        for report in reports {
+            if report.loadError != nil { failed += 1 }
+            for r in report.results { if r.passed { passed += 1 } else { failed += 1 } }
+        }
+        return (passed, failed)
+    }
+
+    /// Runs one file.
+    public func run(file: String) async -> FileReport {
+        let test: RulesTestFile
+        let program: RulesProgram
+        do {
+            test = try RulesTestFile(path: file, workingDirectory: workingDirectory)
+            program = try RulesInForce.compile(file: test.rulesPath)
+        } catch {
+            return FileReport(file: file, loadError: "\(error)", results: [])
+        }
+        var results: [CaseResult] = []
+        for testCase in test.cases {
+            results.append(await run(testCase, fixtures: testCase.fixtures ?? test.fixtures, program: program))
+        }
+        return FileReport(file: file, loadError: nil, results: results)
+    }
+
+    func run(_ testCase: RulesTestFile.Case, fixtures: [(path: DocumentPath, data: JSON)],
+             program: RulesProgram) async -> CaseResult {
+        let expected = testCase.expectAllow ? "allow" : "deny"
+        func result(_ outcome: String, _ detail: String?) -> CaseResult {
+            CaseResult(name: testCase.name, passed: outcome == expected, outcome: outcome, detail: detail)
+        }
+        let folder = (temporaryDirectory as NSString).appendingPathComponent("hearth-rules-test-" + makeAutoID())
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store: Store
+        do {
+            var configuration = Store.Configuration(dataDirectory: folder)
+            configuration.synchronous = .normal
+            configuration.readers = 1
+            store = try Store(configuration: configuration, logger: Logger(label: "hearth.rules-test") { _ in SwiftLogNoOpLogHandler() })
+        } catch {
+            return result("error", "cannot open a temporary store: \(error)")
+        }
+        defer { store.close() }
+        let database = Database(store: store)
+        database.rules.dev = true
+        do {
+            if !fixtures.isEmpty {
+                var writes: [Write] = []
+                for (path, data) in fixtures { writes.append(try Write(kind: "set", path: path, data: data)) }
+                _ = try await database.commit(CommitRequest(writes: writes), as: .admin)
+            }
+        } catch {
+            return result("error", "fixtures do not load: \(error)")
+        }
+        database.rules.install(program)
+        let identity: Identity = testCase.auth.map {
+            .user(uid: $0.uid, token: RulesAuth.defaultClaims(uid: $0.uid, claims: $0.claims))
+        } ?? .unauthenticated
+        do {
+            try await perform(testCase, fixtures: fixtures, on: database, as: identity)
+            return result("allow", nil)
+        } catch let error as HearthError where error.code == .permissionDenied {
+            return result("deny", error.message)
+        } catch {
+            return result("error", "\(error)")
+        }
+    }
+
+    /// Performs the case's operation through the engine; throws permission-denied when the rules deny it.
+    func perform(_ testCase: RulesTestFile.Case, fixtures: [(path: DocumentPath, data: JSON)], on database: Database,
+                 as identity: Identity) async throws {
+        let segments = try parsePathSegments(testCase.path)
+        switch testCase.op {
+        case "get":
+            _ = try await database.get(DocumentPath(uncheckedSegments: segments), as: identity)
+        case "list":
+            var pairs: [(String, JSON)] = [("from", .string(testCase.path))]
+            if case .object(let given)? = testCase.query {
+                pairs = given.contains { $0.0 == "from" } ? given : pairs + given
+            } else if let query = testCase.query, query != .null {
+                throw HearthError.invalidArgument("'query' must be an object")
+            }
+            try database.authorizeQuery(Query(json: .object(pairs)), identity)
+        default:
+            let path = DocumentPath(uncheckedSegments: segments)
+            let storedKeys = Set(fixtures.first { $0.path == path }.flatMap { fixture -> [String]? in
+                guard case .object(let pairs) = fixture.data else { return nil }
+                return pairs.map(\.0)
+            } ?? [])
+            let op = testCase.op
+            let data = testCase.data ?? .object([])
+            // Checks the data once before the commit: inside it, only the timestamps change.
+            _ = try Self.write(op, path: path, data: data, storedKeys: storedKeys, at: .now())
+            _ = try await database.commit(transaction: nil, as: identity) { commitTime in
+                [try Self.write(op, path: path, data: data, storedKeys: storedKeys, at: commitTime)]
+            }
+        }
+    }
+
+    /// The write that leaves `data` stored at `path` (`request.resource.data`), with `$timestampRelative`
+    /// resolved against the commit time, which is `request.time`.
+    static func write(_ op: String, path: DocumentPath, data: JSON, storedKeys: Set<String>,
+                      at time: Timestamp) throws(HearthError) -> Write {
+        if op == "delete" { return Write(kind: .delete, path: path) }
+        var write = try Write(kind: "set", path: path, data: resolveRelativeTimestamps(data, time))
+        write.precondition = nil
+        switch op {
+        case "create":
+            write.kind = .create
+        default:
+            // Every field given, and every stored field not given (so it is removed): the whole document.
+            let keys = storedKeys.union(write.fields.keys).union(write.transforms.map { $0.field.segments[0] })
+            write.kind = .update(mask: keys.sorted().map { FieldPath(uncheckedSegments: [$0]) })
+        }
+        return write
+    }
+
+    /// Replaces `{"$timestampRelative": seconds}` with the timestamp that many seconds from `time`.
+    static func resolveRelativeTimestamps(_ json: JSON, _ time: Timestamp) throws(HearthError) -> JSON {
+        switch json {
+        case .object(let pairs):
+            if pairs.count == 1, pairs[0].0 == "$timestampRelative" {
+                let seconds: Double
+                switch pairs[0].1 {
+                case .int(let i): seconds = Double(i)
+                case .double(let d) where d.isFinite: seconds = d
+                default: throw .invalidArgument("$timestampRelative takes a number of seconds")
+                }
+                let micros = time.microseconds + Int64((seconds * 1_000_000).rounded())
+                return .object([("$timestamp", .string(Timestamp(microseconds: micros).rfc3339))])
+            }
+            var out: [(String, JSON)] = []
+            for (k, v) in pairs { out.append((k, try resolveRelativeTimestamps(v, time))) }
+            return .object(out)
+        case .array(let items):
+            var out: [JSON] = []
+            for item in items { out.append(try resolveRelativeTimestamps(item, time)) }
+            return .array(out)
+        default:
+            return json
+        }
+    }
+}

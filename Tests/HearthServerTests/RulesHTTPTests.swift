@@ -1,0 +1,142 @@
+import Foundation
+import HearthCore
+import HearthTesting
+import HTTPTypes
+import Testing
+
+/// Security rules guard every endpoint of the HTTP API. Callers here are the admin and unauthenticated
+/// clients; a case names its caller, so signed-in users' tokens slot into the same table.
+@Suite struct RulesHTTPTests {
+    static let rules = """
+        rules_version = '2';
+        // Public posts anyone reads; a guest book anyone signs; everything else closed.
+        service cloud.firestore {
+          match /databases/{database}/documents {
+            match /posts/{postId} {
+              allow get: if resource.data.public == true;
+              allow list: if resource.data.public == true && request.query.limit <= 20;
+              match /comments/{commentId} {
+                allow read;
+              }
+            }
+            match /guestbook/{entryId} {
+              allow create: if request.resource.data.keys().hasOnly(['name', 'at'])
+                && request.resource.data.at == request.time;
+            }
+          }
+        }
+        """
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        let method: String
+        let uri: String
+        let body: String?
+        let caller: Caller
+        let status: Int
+        var testDescription: String { "\(method) \(uri) -> \(status)" }
+    }
+
+    /// Every endpoint, allowed and denied, for guests; the admin passes everywhere.
+    static let cases: [Case] = [
+        Case(method: "GET", uri: "/v1/docs/posts/open", body: nil, caller: .nobody, status: 200),
+        Case(method: "GET", uri: "/v1/docs/posts/closed", body: nil, caller: .nobody, status: 403),
+        Case(method: "GET", uri: "/v1/docs/posts/missing", body: nil, caller: .nobody, status: 403),
+        Case(method: "GET", uri: "/v1/docs/posts?pageSize=20", body: nil, caller: .nobody, status: 403),
+        Case(method: "GET", uri: "/v1/docs/posts/open/comments?pageSize=5", body: nil, caller: .nobody, status: 200),
+        Case(method: "GET", uri: "/v1/docs/posts/open/comments/c1", body: nil, caller: .nobody, status: 200),
+        Case(method: "POST", uri: "/v1/docs/guestbook", body: #"{"name": "Ann", "at": {"$serverTimestamp": true}}"#, caller: .nobody, status: 201),
+        Case(method: "POST", uri: "/v1/docs/guestbook", body: #"{"name": "Ann", "spam": true, "at": {"$serverTimestamp": true}}"#, caller: .nobody, status: 403),
+        Case(method: "PUT", uri: "/v1/docs/guestbook/mine", body: #"{"name": "Ann", "at": {"$serverTimestamp": true}}"#, caller: .nobody, status: 200),
+        Case(method: "PUT", uri: "/v1/docs/posts/open", body: #"{"public": true}"#, caller: .nobody, status: 403),
+        Case(method: "PATCH", uri: "/v1/docs/posts/open", body: #"{"title": "x"}"#, caller: .nobody, status: 403),
+        Case(method: "DELETE", uri: "/v1/docs/posts/open", body: nil, caller: .nobody, status: 403),
+        Case(method: "DELETE", uri: "/v1/docs/posts/open?recursive=true", body: nil, caller: .nobody, status: 403),
+        Case(method: "POST", uri: "/v1/commit",
+             body: #"{"writes": [{"create": "guestbook/a", "data": {"name": "A", "at": {"$serverTimestamp": true}}}]}"#, caller: .nobody, status: 200),
+        Case(method: "POST", uri: "/v1/commit",
+             body: #"{"writes": [{"create": "guestbook/b", "data": {"name": "B", "at": {"$serverTimestamp": true}}}, {"delete": "posts/open"}]}"#,
+             caller: .nobody, status: 403),
+        Case(method: "POST", uri: "/v1/commit", body: #"{"writes": [{"verify": "posts/closed", "precondition": {"exists": true}}]}"#, caller: .nobody, status: 403),
+        Case(method: "GET", uri: "/v1/collections", body: nil, caller: .nobody, status: 403),
+        Case(method: "GET", uri: "/v1/collections/posts/open", body: nil, caller: .nobody, status: 200),
+    ]
+
+    static func seed(_ client: HearthClient) async throws {
+        for (path, body) in [("posts/open", #"{"public": true, "title": "hi"}"#), ("posts/closed", #"{"public": false}"#),
+                             ("posts/open/comments/c1", #"{"text": "first"}"#)] {
+            #expect(try await client.put("/v1/docs/\(path)", body).status == 200)
+        }
+    }
+
+    static func writeRules(_ text: String) throws -> String {
+        let path = TestServer.temporaryDirectory() + "/app.rules"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static func send(_ client: HearthClient, _ c: Case) async throws -> HTTPResult {
+        try await client.request(.init(c.method)!, c.uri, body: c.body.map { Array($0.utf8) }, as: c.caller)
+    }
+
+    @Test func everyEndpointIsGuardedByTheRules() async throws {
+        let file = try Self.writeRules(Self.rules)
+        try await TestServer.with(configure: { $0.rulesFile = file }) { _, client in
+            try await Self.seed(client)
+            for c in Self.cases {
+                let result = try await Self.send(client, c)
+                #expect(result.status == c.status, "\(c.testDescription): \(result.text)")
+                if c.status == 403 {
+                    #expect(result.errorCode == "permission-denied")
+                    #expect(result.errorMessage == "Missing or insufficient permissions.")
+                }
+            }
+            // Nothing denied was written.
+            #expect(try await client.get("/v1/docs/posts/open").status == 200)
+            #expect(try await client.get("/v1/docs/guestbook/b").status == 404)
+            // The admin passes everywhere.
+            for c in Self.cases {
+                let admin = Case(method: c.method, uri: c.uri, body: c.body, caller: .admin, status: 0)
+                let result = try await Self.send(client, admin)
+                // Rules never stop the admin; a write may still meet a precondition (a create of an existing document).
+                #expect(![401, 403].contains(result.status) && result.status < 500, "\(admin.testDescription): \(result.text)")
+            }
+        }
+    }
+
+    @Test func readsUnderATransactionAreChecked() async throws {
+        let file = try Self.writeRules(Self.rules)
+        try await TestServer.with(configure: { $0.rulesFile = file }) { _, client in
+            try await Self.seed(client)
+            let begin = try await client.post("/v1/transactions", "{}", as: .nobody)
+            #expect(begin.status == 201)
+            let tx = begin.json?["transaction"]?.stringValue ?? ""
+            #expect(try await client.get("/v1/docs/posts/open?transaction=\(tx)", as: .nobody).status == 200)
+            #expect(try await client.get("/v1/docs/posts/closed?transaction=\(tx)", as: .nobody).status == 403)
+        }
+    }
+
+    @Test func devModeNamesTheDecidingRule() async throws {
+        let file = try Self.writeRules(Self.rules)
+        try await TestServer.with(configure: { $0.rulesFile = file; $0.dev = true }) { _, client in
+            try await Self.seed(client)
+            let result = try await client.get("/v1/docs/posts/closed", as: .nobody)
+            #expect(result.status == 403)
+            let message = result.errorMessage ?? ""
+            #expect(message.contains("app.rules:6:"), "\(message)")
+            #expect(message.contains("resource.data.public == true"), "\(message)")
+            let unmatched = try await client.get("/v1/docs/nowhere/x", as: .nobody)
+            #expect(unmatched.errorMessage?.contains("no rule matched") == true)
+        }
+    }
+
+    @Test func withoutRulesOnlyTheAdminKeyWorks() async throws {
+        try await TestServer.with { _, client in
+            try await Self.seed(client)
+            for c in Self.cases {
+                let result = try await Self.send(client, c)
+                #expect(result.status == 403, "\(c.testDescription): \(result.text)")
+            }
+            #expect(try await client.get("/v1/docs/posts/closed").status == 200)
+        }
+    }
+}
