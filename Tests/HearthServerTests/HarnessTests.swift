@@ -1,0 +1,56 @@
+import Foundation
+import HearthCore
+import HearthTesting
+import Testing
+
+/// The harness itself: its expectations fail when they should, and the process backend runs a real
+/// `hearth serve --rules --fixtures` that `reset()` restarts over the dataset.
+@Suite(.serialized) struct HarnessTests {
+    static let project = "projects/00s7VySftXJRPdnbVgCx"
+
+    @Test func expectationsFailWhenTheOutcomeDiffers() async throws {
+        try await Harness.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json") { hearth in
+            let admin = hearth.client()
+            let nobody = hearth.client(as: .nobody)
+            let allowed = try await admin.get("/v1/docs/\(Self.project)")
+            let denied = try await nobody.get("/v1/docs/\(Self.project)")
+            #expect(throws: ExpectationFailure.self) { try hearth.expectDenied(allowed) }
+            #expect(throws: ExpectationFailure.self) { try hearth.expectAllowed(denied) }
+            let missing = try await admin.get("/v1/docs/projects/none")
+            #expect(throws: ExpectationFailure.self) { try hearth.expectDenied(missing) }
+            await #expect(throws: ExpectationFailure.self) {
+                try await hearth.expectDenied(as: .testUser("nobody-in-particular")) { _, _ in }
+            }
+            await #expect(throws: ExpectationFailure.self) {
+                try await hearth.expectAllowed(as: .unauthenticated) { db, me in
+                    _ = try await db.get(DocumentPath(Self.project), as: me)
+                }
+            }
+            await admin.close()
+            await nobody.close()
+        }
+        await #expect(throws: ExpectationFailure.self) {
+            try await Harness.start(rules: "rules/no-such-app.rules")
+        }
+    }
+
+    @Test func theProcessBackendServesTheDatasetAndResets() async throws {
+        try await Harness.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json", backend: .process) { hearth in
+            #expect(hearth.database == nil)
+            var admin = hearth.client()
+            try hearth.expectAllowed(try await admin.get("/v1/docs/\(Self.project)"))
+            try hearth.expectDenied(try await hearth.client(as: .nobody).get("/v1/docs/\(Self.project)"))
+            try hearth.expectAllowed(try await admin.delete("/v1/docs/\(Self.project)"))
+            #expect(try await admin.get("/v1/docs/\(Self.project)").status == 404)
+            await admin.close()
+
+            try await hearth.reset()
+            admin = hearth.client()
+            try hearth.expectAllowed(try await admin.get("/v1/docs/\(Self.project)"))
+            await admin.close()
+            await #expect(throws: ExpectationFailure.self) {
+                try await hearth.expectAllowed(as: .testUser("alice")) { _, _ in }
+            }
+        }
+    }
+}
