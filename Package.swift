@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "HearthCore", swiftSettings: swiftSettings),
         .target(name: "HearthRules", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
         .target(name: "HearthStore", dependencies: [
-            "HearthCore", "CSQLite",
+            "HearthCore", "HearthAuth", "CSQLite",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthAuth", dependencies: [
@@ -63,7 +63,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules"], exclude: ["Golden"], swiftSettings: swiftSettings),
-        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthAuth"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthServerTests", dependencies: ["HearthTesting"], swiftSettings: swiftSettings),
     ]

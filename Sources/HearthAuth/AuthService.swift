@@ -141,14 +141,15 @@ public final class AuthService: Sendable {
         guard Tokens.isWellFormed(accessToken, .access) else {
             throw .unauthenticated("The access token is malformed.")
         }
-        guard let session = try await storage.session(accessTokenHash: Tokens.hash(accessToken)) else {
+        guard let (session, account) = try await storage.sessionWithUser(accessTokenHash: Tokens.hash(accessToken)) else {
             throw .unauthenticated("The access token is invalid or has been replaced; sign in or refresh.")
         }
         guard session.revokedAt == nil else { throw Self.sessionRevoked }
         guard now() < session.accessExpires else {
             throw .unauthenticated("The access token has expired; refresh it.")
         }
-        let user = try await activeUser(session.uid)
+        guard let user = account else { throw .unauthenticated("The account no longer exists.") }
+        guard !user.disabled else { throw .unauthenticated("The account has been disabled.") }
         return (Self.identity(user: user, session: session), session.id)
     }
 

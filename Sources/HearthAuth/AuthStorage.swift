@@ -52,6 +52,9 @@ public protocol AuthStorage: Sendable {
     func session(id: String) async throws(HearthError) -> SessionRecord?
     /// The session whose current access token has this hash, if any.
     func session(accessTokenHash: TokenHash) async throws(HearthError) -> SessionRecord?
+    /// The session whose current access token has this hash, with its account (nil if the account is gone):
+    /// what every authenticated request needs, so SQL storage answers it with one indexed join.
+    func sessionWithUser(accessTokenHash: TokenHash) async throws(HearthError) -> (SessionRecord, UserRecord?)?
     /// The session whose current refresh token has this hash, if any.
     func session(refreshTokenHash: TokenHash) async throws(HearthError) -> SessionRecord?
     /// The session that once had this refresh token and has since rotated it away, if any.
@@ -92,4 +95,12 @@ public protocol AuthStorage: Sendable {
     func pendingOutbox(limit: Int) async throws(HearthError) -> [OutboxMessage]
     /// Removes a delivered message.
     func deleteOutbox(id: String) async throws(HearthError)
+}
+
+extension AuthStorage {
+    /// Two lookups, for storage without joins.
+    public func sessionWithUser(accessTokenHash: TokenHash) async throws(HearthError) -> (SessionRecord, UserRecord?)? {
+        guard let session = try await session(accessTokenHash: accessTokenHash) else { return nil }
+        return (session, try await user(uid: session.uid))
+    }
 }

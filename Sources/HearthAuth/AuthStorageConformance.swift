@@ -80,6 +80,10 @@ public enum AuthStorageConformance {
             try await storage.insertSession(s)
             r.expect(try await storage.session(accessTokenHash: s.accessTokenHash)?.id == "s1", "found by access hash")
             r.expect(try await storage.session(refreshTokenHash: s.refreshTokenHash)?.id == "s1", "found by refresh hash")
+            let joined = try await storage.sessionWithUser(accessTokenHash: s.accessTokenHash)
+            r.expect(joined?.0 == s && joined?.1 == user("u"), "found with its account by access hash")
+            r.expect(try await storage.sessionWithUser(accessTokenHash: Tokens.hash("nothing")) == nil,
+                     "an unknown access hash finds nothing")
             let rotation = SessionRotation(accessTokenHash: Tokens.hash("a2"), accessIssuedAt: at(50),
                                            accessExpires: at(150), refreshTokenHash: Tokens.hash("r2"),
                                            refreshExpires: at(2_000))
@@ -110,6 +114,9 @@ public enum AuthStorageConformance {
             let deleted = try await storage.deleteSessions(endedBefore: at(20))
             r.expect(deleted == 3, "deletes revoked and refresh-expired sessions, got \(deleted)")
             r.expect(try await storage.session(id: "s2") != nil, "keeps live sessions")
+            try await storage.insertSession(session("orphan", uid: "gone"))
+            let orphan = try await storage.sessionWithUser(accessTokenHash: Tokens.hash("a-orphan"))
+            r.expect(orphan?.0.id == "orphan" && orphan?.1 == nil, "a session whose account is gone has no account")
             let live = try await storage.deleteUser(uid: "u")
             r.expect(live == ["s2"], "deleting an account answers its live sessions, got \(String(describing: live))")
             r.expect(try await storage.session(id: "s2") == nil, "deleting an account deletes its sessions")

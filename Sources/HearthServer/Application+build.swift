@@ -15,6 +15,8 @@ public struct HearthServices: Sendable {
     public let adminKey: AdminKey
     /// The server's metrics.
     public let metrics: ServerMetrics
+    /// Accounts and sessions.
+    public let auth: AuthService
 }
 
 /// Builds the Hearth application: storage, engine, routes and middleware. `hearth serve` and the tests both
@@ -23,7 +25,9 @@ public func buildApplication(
     configuration: ServerConfiguration,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> (some ApplicationProtocol, HearthServices) {
-    var logger = Logger(label: "hearth") { label in HearthLogHandler(label: label) }
+    var logger = Logger(label: "hearth") { label in
+        configuration.logHandlerFactory?(label) ?? HearthLogHandler(label: label)
+    }
     logger.logLevel = configuration.logLevel
 
     var storeConfiguration = Store.Configuration(dataDirectory: configuration.dataDirectory)
@@ -34,12 +38,13 @@ public func buildApplication(
     let rulesReloader = installRules(rulesProgram, configuration, into: database.rules, logger: logger)
     let adminKey = try AdminKey.loadOrCreate(dataDirectory: configuration.dataDirectory, configured: configuration.adminKey)
     let metrics = ServerMetrics()
+    let accounts = try AccountsAssembly(configuration: configuration, store: store, logger: logger)
 
     let router = Router(context: HearthRequestContext.self)
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: LogRequestsMiddleware(configuration.requestLogLevel))
     router.add(middleware: ErrorMiddleware())
-    router.add(middleware: AuthMiddleware(adminKey: adminKey))
+    router.add(middleware: AuthMiddleware(adminKey: adminKey, auth: accounts.auth))
 
     router.get("/healthz") { _, _ in jsonResponse(Array("{\"status\":\"ok\"}".utf8)) }
     router.get("/metrics") { _, _ in
@@ -49,6 +54,7 @@ public func buildApplication(
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
     }
     DocumentRoutes(database: database).register(on: router)
+    accounts.register(on: router, configuration: configuration)
 
     var app = Application(
         router: router,
@@ -58,7 +64,9 @@ public func buildApplication(
     )
     app.addServices(StoreService(store: store, logger: logger))
     if let rulesReloader { app.addServices(rulesReloader) }
-    return (app, HearthServices(database: database, adminKey: adminKey, metrics: metrics))
+    // After the store's service: shutdown runs in reverse, so these stop before the store closes.
+    app.addServices(accounts.services)
+    return (app, HearthServices(database: database, adminKey: adminKey, metrics: metrics, auth: accounts.auth))
 }
 
 /// Closes the store (finishing queued writes and checkpointing the WAL) after the HTTP server has stopped.

@@ -2,24 +2,37 @@ import HearthAuth
 import HearthCore
 import Hummingbird
 
-/// Turns the `Authorization` header into the request's identity: the admin key, or nobody.
+/// Turns the `Authorization` header into the request's identity: the admin key, a user's access token
+/// (one indexed lookup of its session, so a revocation applies to the very next request), or nobody.
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = HearthRequestContext
     let adminKey: AdminKey
+    let auth: AuthService
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization], !Self.credentialFree.contains(request.uri.path) else {
+            return try await next(request, context)
+        }
         var context = context
-        context.identity = try identity(for: request)
+        guard let token = AdminKey.bearerToken(header) else {
+            throw HearthError.unauthenticated("the Authorization header must be 'Bearer <token>'")
+        }
+        if adminKey.matches(token) {
+            context.identity = .admin
+        } else if token.hasPrefix(Tokens.Kind.access.prefix) {
+            let (identity, sessionID) = try await auth.authenticate(accessToken: token)
+            context.identity = identity
+            context.sessionID = sessionID
+        } else {
+            throw HearthError.unauthenticated("the bearer token is neither the admin key nor an access token")
+        }
         return try await next(request, context)
     }
 
-    func identity(for request: Request) throws(HearthError) -> Identity {
-        guard let header = request.headers[.authorization] else { return .unauthenticated }
-        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
-            throw .unauthenticated("the Authorization header must be 'Bearer <token>'")
-        }
-        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        if adminKey.matches(token) { return .admin }
-        throw .unauthenticated("the bearer token is not valid or has expired")
-    }
+    /// Account calls that act on credentials in their body, never on the caller's: a client that sends its
+    /// expired access token along with everything (as SDKs do) must still be able to refresh or sign in.
+    static let credentialFree: Set<String> = [
+        "/v1/auth/signup", "/v1/auth/login", "/v1/auth/anonymous", "/v1/auth/refresh", "/v1/auth/password-reset",
+        "/v1/auth/password-reset/confirm", "/v1/auth/verify-email/confirm",
+    ]
 }

@@ -1,14 +1,20 @@
 import HearthCore
 import Hummingbird
+import NIOCore
 
 /// Per-request state: Hummingbird's core context plus the caller's identity.
 public struct HearthRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Who is calling, set by `AuthMiddleware`.
     public var identity: Identity = .unauthenticated
+    /// The session of a user's access token, set by `AuthMiddleware` (logout and `me` act on it).
+    public var sessionID: String?
+    /// The peer's address (client-address throttling).
+    public var remoteAddress: SocketAddress?
 
     public init(source: Source) {
         coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
     }
 
     /// Bodies are limited to 10 MiB; larger ones are refused while streaming, never read whole.

@@ -1,3 +1,5 @@
+import HearthAuth
+import HearthCore
 import HearthStore
 import Logging
 
@@ -24,6 +26,21 @@ public struct ServerConfiguration: Sendable {
     public var rulesFile: String?
     /// Seconds between two looks at the rules file for changes.
     public var rulesPollInterval: Double = 1
+    /// Argon2id parameters for new password hashes (default OWASP's m=19 MiB, t=2, p=1).
+    public var passwordHashing = PasswordHasher.Configuration()
+    /// Token lifetimes, password policy and throttles of the account flows.
+    public var auth = AuthService.Configuration()
+    /// The accounts' clock; tests inject one to move time.
+    public var authClock: @Sendable () -> Timestamp = { Timestamp.now() }
+    /// Seconds between outbox deliveries.
+    public var outboxInterval: Double = 1
+    /// Seconds between sweeps of ended sessions and expired one-time tokens.
+    public var sweepInterval: Double = 600
+    /// Whether throttles take the client address from `X-Forwarded-For` (its last entry) instead of the
+    /// connection; only behind a reverse proxy that sets the header, since clients can forge it.
+    public var trustForwardedFor = false
+    /// Makes the log handlers; nil writes Hearth's lines to standard output. Tests capture logs with it.
+    public var logHandlerFactory: (@Sendable (String) -> any LogHandler)?
     /// Makes the default configuration.
     public init() {}
 }

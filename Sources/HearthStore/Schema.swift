@@ -23,6 +23,64 @@ enum Schema {
             update_time INTEGER
         );
         """,
+        // Accounts and sessions (HearthAuth's `AuthStorage`): tokens only as SHA-256 hashes (32-byte BLOBs),
+        // times as microseconds; outbox tokens sealed (see `OutboxSeal`). Cascades are done by
+        // `SQLiteAuthStorage` itself, since foreign keys are off on these connections.
+        """
+        CREATE TABLE auth_users (
+            uid TEXT PRIMARY KEY,
+            email TEXT,
+            email_normalized TEXT UNIQUE,
+            password_hash TEXT,
+            display_name TEXT,
+            email_verified INTEGER NOT NULL,
+            anonymous INTEGER NOT NULL,
+            claims TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            disabled INTEGER NOT NULL
+        );
+        CREATE TABLE auth_sessions (
+            id TEXT PRIMARY KEY,
+            uid TEXT NOT NULL,
+            access_hash BLOB NOT NULL UNIQUE,
+            access_issued INTEGER NOT NULL,
+            access_expires INTEGER NOT NULL,
+            refresh_hash BLOB NOT NULL UNIQUE,
+            refresh_expires INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            revoked_at INTEGER,
+            provider TEXT NOT NULL
+        );
+        CREATE INDEX auth_sessions_by_uid ON auth_sessions(uid);
+        CREATE INDEX auth_sessions_by_refresh_expiry ON auth_sessions(refresh_expires);
+        CREATE INDEX auth_sessions_by_revocation ON auth_sessions(revoked_at) WHERE revoked_at IS NOT NULL;
+        CREATE TABLE auth_retired_refresh (
+            hash BLOB PRIMARY KEY,
+            session_id TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX auth_retired_refresh_by_session ON auth_retired_refresh(session_id);
+        CREATE TABLE auth_one_time_tokens (
+            hash BLOB PRIMARY KEY,
+            purpose TEXT NOT NULL,
+            uid TEXT NOT NULL,
+            email_normalized TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX auth_one_time_tokens_by_uid ON auth_one_time_tokens(uid, purpose);
+        CREATE INDEX auth_one_time_tokens_by_expiry ON auth_one_time_tokens(expires_at);
+        CREATE TABLE auth_outbox (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            purpose TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            uid TEXT NOT NULL,
+            sealed_token BLOB NOT NULL,
+            expires_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX auth_outbox_by_uid ON auth_outbox(uid);
+        """,
     ]
 
     static func migrate(_ connection: SQLiteConnection) throws {

@@ -25,6 +25,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel, rules.") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
     @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
+    @OptionGroup(title: "Accounts") var accounts: AuthOptions
     @Option(help: "A fixture file whose documents are stored at start (documents already equal are left alone).") var fixtures: String?
     @Option(help: "Start a seed app (blue-avalanche, letter, prolific, comeover) with its rules and data in a temporary data folder.") var demo: String?
 
@@ -54,6 +55,7 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.dev = dev
         configuration.rulesFile = setting(rules, "HEARTH_RULES", "rules")
+        try accounts.apply(to: &configuration, environment: environment, file: file)
         let startup = try prepareFixtures(&configuration)
         defer { startup.cleanUp() }
 
@@ -76,7 +78,8 @@ struct Serve: AsyncParsableCommand {
         guard let bytes = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
         guard case .object(let pairs) = try JSON.parse(Array(bytes)) else { throw ValidationError("config file must hold a JSON object") }
         var out: [String: String] = [:]
-        let known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel", "rules"]
+        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel", "rules"]
+        known.formUnion(AuthOptions.configKeys)
         for (key, value) in pairs {
             guard known.contains(key) else { throw ValidationError("unknown key '\(key)' in \(config)") }
             switch value {

@@ -1,0 +1,501 @@
+import HearthAuth
+import HearthCore
+import Logging
+
+/// `AuthStorage` on the store's SQLite file. Writes go through the store's one writer (`Store.write`), so
+/// they share the documents' group commit and durability: a revocation is acknowledged only once it is
+/// committed, and every reader (every request of the process) sees it from then on. Lookups by key are
+/// point reads on the calling thread; scans (`listUsers`, `sessions(uid:)`) use the reader threads.
+///
+/// Atomicity comes from the single writer: each method's checks and changes run in one job of the
+/// writer's transaction, which nothing else interleaves with.
+public final class SQLiteAuthStorage: AuthStorage {
+    /// The store underneath.
+    public let store: Store
+    let seal: OutboxSeal
+    let logger: Logger
+
+    /// Makes the storage over an open store. `seal` encrypts one-time tokens waiting in the outbox.
+    public init(store: Store, seal: OutboxSeal = OutboxSeal(), logger: Logger = Logger(label: "hearth.auth")) {
+        self.store = store
+        self.seal = seal
+        self.logger = logger
+    }
+
+    static let userColumns = """
+        uid, email, email_normalized, password_hash, display_name, email_verified, anonymous, claims, \
+        created_at, disabled
+        """
+    static let sessionColumns = """
+        id, uid, access_hash, access_issued, access_expires, refresh_hash, refresh_expires, created_at, \
+        revoked_at, provider
+        """
+
+    // MARK: Users
+
+    public func insertUser(_ user: UserRecord) async throws(HearthError) {
+        try await writing { context in
+            let c = context.connection
+            if try Self.exists(c, "SELECT 1 FROM auth_users WHERE uid = ?", user.uid) {
+                throw HearthError.alreadyExists("An account with uid \(user.uid) already exists.")
+            }
+            if let email = user.emailNormalized,
+               try Self.exists(c, "SELECT 1 FROM auth_users WHERE email_normalized = ?", email) {
+                throw HearthError.alreadyExists("The email address is already in use by another account.")
+            }
+            let s = try c.prepare("INSERT INTO auth_users(\(Self.userColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            Self.bindUser(s, user)
+            try s.run()
+        }
+    }
+
+    public func user(uid: String) async throws(HearthError) -> UserRecord? {
+        try pointReading { c in
+            try Self.oneUser(c, "SELECT \(Self.userColumns) FROM auth_users WHERE uid = ?", uid)
+        }
+    }
+
+    public func user(emailNormalized: String) async throws(HearthError) -> UserRecord? {
+        try pointReading { c in
+            try Self.oneUser(c, "SELECT \(Self.userColumns) FROM auth_users WHERE email_normalized = ?", emailNormalized)
+        }
+    }
+
+    public func updateUser(_ user: UserRecord) async throws(HearthError) {
+        try await writing { context in
+            let c = context.connection
+            guard try Self.exists(c, "SELECT 1 FROM auth_users WHERE uid = ?", user.uid) else {
+                throw HearthError.notFound("No account with uid \(user.uid).")
+            }
+            if let email = user.emailNormalized {
+                let s = try c.prepare("SELECT uid FROM auth_users WHERE email_normalized = ?")
+                defer { s.reset() }
+                s.bind(1, email)
+                if try s.step(), s.text(0) != user.uid {
+                    throw HearthError.alreadyExists("The email address is already in use by another account.")
+                }
+            }
+            // Same column order as the insert: the uid binds first, then every other column, then the key.
+            let s = try c.prepare("""
+                UPDATE auth_users SET uid = ?, email = ?, email_normalized = ?, password_hash = ?, display_name = ?,
+                    email_verified = ?, anonymous = ?, claims = ?, created_at = ?, disabled = ? WHERE uid = ?
+                """)
+            Self.bindUser(s, user)
+            s.bind(11, user.uid)
+            try s.run()
+        }
+    }
+
+    public func deleteUser(uid: String) async throws(HearthError) -> [String]? {
+        try await writing { context -> [String]? in
+            let c = context.connection
+            guard try Self.exists(c, "SELECT 1 FROM auth_users WHERE uid = ?", uid) else { return nil }
+            let live = try Self.strings(c, "SELECT id FROM auth_sessions WHERE uid = ? AND revoked_at IS NULL ORDER BY id", uid)
+            for sql in [
+                "DELETE FROM auth_retired_refresh WHERE session_id IN (SELECT id FROM auth_sessions WHERE uid = ?)",
+                "DELETE FROM auth_sessions WHERE uid = ?",
+                "DELETE FROM auth_one_time_tokens WHERE uid = ?",
+                "DELETE FROM auth_outbox WHERE uid = ?",
+                "DELETE FROM auth_users WHERE uid = ?",
+            ] {
+                let s = try c.prepare(sql)
+                s.bind(1, uid)
+                try s.run()
+            }
+            return live
+        }
+    }
+
+    public func listUsers(after afterUID: String?, limit: Int) async throws(HearthError) -> [UserRecord] {
+        try await reading { c in
+            // TEXT compares with memcmp (BINARY collation): UTF-8 byte order, as the protocol asks.
+            let s = try c.prepare(afterUID == nil
+                ? "SELECT \(Self.userColumns) FROM auth_users ORDER BY uid LIMIT ?"
+                : "SELECT \(Self.userColumns) FROM auth_users WHERE uid > ? ORDER BY uid LIMIT ?")
+            defer { s.reset() }
+            if let afterUID {
+                s.bind(1, afterUID)
+                s.bind(2, Int64(max(0, limit)))
+            } else {
+                s.bind(1, Int64(max(0, limit)))
+            }
+            var out: [UserRecord] = []
+            while try s.step() { out.append(try Self.decodeUser(s)) }
+            return out
+        }
+    }
+
+    // MARK: Sessions
+
+    public func insertSession(_ session: SessionRecord) async throws(HearthError) {
+        try await writing { context in
+            let s = try context.connection.prepare(
+                "INSERT INTO auth_sessions(\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            s.bind(1, session.id)
+            s.bind(2, session.uid)
+            s.bind(3, session.accessTokenHash.bytes)
+            s.bind(4, session.accessIssuedAt.microseconds)
+            s.bind(5, session.accessExpires.microseconds)
+            s.bind(6, session.refreshTokenHash.bytes)
+            s.bind(7, session.refreshExpires.microseconds)
+            s.bind(8, session.createdAt.microseconds)
+            if let revoked = session.revokedAt { s.bind(9, revoked.microseconds) } else { s.bindNull(9) }
+            s.bind(10, session.provider.rawValue)
+            try s.run()
+        }
+    }
+
+    public func session(id: String) async throws(HearthError) -> SessionRecord? {
+        try pointReading { c in
+            try Self.oneSession(c, "SELECT \(Self.sessionColumns) FROM auth_sessions WHERE id = ?") { $0.bind(1, id) }
+        }
+    }
+
+    public func session(accessTokenHash: TokenHash) async throws(HearthError) -> SessionRecord? {
+        try pointReading { c in
+            try Self.oneSession(c, "SELECT \(Self.sessionColumns) FROM auth_sessions WHERE access_hash = ?") {
+                $0.bind(1, accessTokenHash.bytes)
+            }
+        }
+    }
+
+    public func sessionWithUser(accessTokenHash: TokenHash) async throws(HearthError) -> (SessionRecord, UserRecord?)? {
+        try pointReading { c -> (SessionRecord, UserRecord?)? in
+            let s = try c.prepare("""
+                SELECT s.id, s.uid, s.access_hash, s.access_issued, s.access_expires, s.refresh_hash, s.refresh_expires,
+                    s.created_at, s.revoked_at, s.provider, u.uid, u.email, u.email_normalized, u.password_hash,
+                    u.display_name, u.email_verified, u.anonymous, u.claims, u.created_at, u.disabled
+                FROM auth_sessions s LEFT JOIN auth_users u ON u.uid = s.uid WHERE s.access_hash = ?
+                """)
+            defer { s.reset() }
+            s.bind(1, accessTokenHash.bytes)
+            guard try s.step() else { return nil }
+            return (try Self.decodeSession(s), s.isNull(10) ? nil : try Self.decodeUser(s, from: 10))
+        }
+    }
+
+    public func session(refreshTokenHash: TokenHash) async throws(HearthError) -> SessionRecord? {
+        try pointReading { c in
+            try Self.oneSession(c, "SELECT \(Self.sessionColumns) FROM auth_sessions WHERE refresh_hash = ?") {
+                $0.bind(1, refreshTokenHash.bytes)
+            }
+        }
+    }
+
+    public func session(retiredRefreshHash: TokenHash) async throws(HearthError) -> SessionRecord? {
+        try pointReading { c in
+            try Self.oneSession(c, """
+                SELECT \(Self.sessionColumns) FROM auth_sessions
+                WHERE id = (SELECT session_id FROM auth_retired_refresh WHERE hash = ?)
+                """) { $0.bind(1, retiredRefreshHash.bytes) }
+        }
+    }
+
+    public func rotateSession(id: String, from current: TokenHash, to rotation: SessionRotation)
+        async throws(HearthError) -> SessionRecord? {
+        try await writing { context -> SessionRecord? in
+            let c = context.connection
+            // Compare-and-swap: only the holder of the current refresh hash of a live session wins.
+            let s = try c.prepare("""
+                UPDATE auth_sessions SET access_hash = ?, access_issued = ?, access_expires = ?, refresh_hash = ?,
+                    refresh_expires = ?
+                WHERE id = ? AND refresh_hash = ? AND revoked_at IS NULL
+                """)
+            s.bind(1, rotation.accessTokenHash.bytes)
+            s.bind(2, rotation.accessIssuedAt.microseconds)
+            s.bind(3, rotation.accessExpires.microseconds)
+            s.bind(4, rotation.refreshTokenHash.bytes)
+            s.bind(5, rotation.refreshExpires.microseconds)
+            s.bind(6, id)
+            s.bind(7, current.bytes)
+            try s.run()
+            guard c.changes == 1 else { return nil }
+            let retire = try c.prepare("INSERT OR REPLACE INTO auth_retired_refresh(hash, session_id) VALUES (?, ?)")
+            retire.bind(1, current.bytes)
+            retire.bind(2, id)
+            try retire.run()
+            return try Self.oneSession(c, "SELECT \(Self.sessionColumns) FROM auth_sessions WHERE id = ?") { $0.bind(1, id) }
+        }
+    }
+
+    public func revokeSession(id: String, at time: Timestamp) async throws(HearthError) -> Bool {
+        try await writing { context -> Bool in
+            let s = try context.connection.prepare(
+                "UPDATE auth_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
+            s.bind(1, time.microseconds)
+            s.bind(2, id)
+            try s.run()
+            return context.connection.changes == 1
+        }
+    }
+
+    public func revokeSessions(uid: String, except keep: String?, at time: Timestamp) async throws(HearthError) -> [String] {
+        try await writing { context -> [String] in
+            let c = context.connection
+            var ids = try Self.strings(c, "SELECT id FROM auth_sessions WHERE uid = ? AND revoked_at IS NULL ORDER BY id", uid)
+            if let keep { ids.removeAll { $0 == keep } }
+            let s = try c.prepare("UPDATE auth_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
+            for id in ids {
+                s.bind(1, time.microseconds)
+                s.bind(2, id)
+                try s.run()
+            }
+            return ids
+        }
+    }
+
+    public func sessions(uid: String) async throws(HearthError) -> [SessionRecord] {
+        try await reading { c in
+            let s = try c.prepare("SELECT \(Self.sessionColumns) FROM auth_sessions WHERE uid = ? ORDER BY id")
+            defer { s.reset() }
+            s.bind(1, uid)
+            var out: [SessionRecord] = []
+            while try s.step() { out.append(try Self.decodeSession(s)) }
+            return out
+        }
+    }
+
+    public func deleteSessions(endedBefore cutoff: Timestamp) async throws(HearthError) -> Int {
+        try await writing { context -> Int in
+            let c = context.connection
+            let ended = "SELECT id FROM auth_sessions WHERE refresh_expires < ?1 OR revoked_at < ?1"
+            let retired = try c.prepare("DELETE FROM auth_retired_refresh WHERE session_id IN (\(ended))")
+            retired.bind(1, cutoff.microseconds)
+            try retired.run()
+            let s = try c.prepare("DELETE FROM auth_sessions WHERE refresh_expires < ?1 OR revoked_at < ?1")
+            s.bind(1, cutoff.microseconds)
+            try s.run()
+            return c.changes
+        }
+    }
+
+    // MARK: One-time tokens
+
+    public func replaceOneTimeToken(_ token: OneTimeTokenRecord) async throws(HearthError) {
+        try await writing { context in
+            let c = context.connection
+            let old = try c.prepare("DELETE FROM auth_one_time_tokens WHERE uid = ? AND purpose = ?")
+            old.bind(1, token.uid)
+            old.bind(2, token.purpose.rawValue)
+            try old.run()
+            let s = try c.prepare("""
+                INSERT OR REPLACE INTO auth_one_time_tokens(hash, purpose, uid, email_normalized, created_at, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """)
+            s.bind(1, token.tokenHash.bytes)
+            s.bind(2, token.purpose.rawValue)
+            s.bind(3, token.uid)
+            s.bind(4, token.emailNormalized)
+            s.bind(5, token.createdAt.microseconds)
+            s.bind(6, token.expiresAt.microseconds)
+            try s.run()
+        }
+    }
+
+    public func consumeOneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose)
+        async throws(HearthError) -> OneTimeTokenRecord? {
+        try await writing { context -> OneTimeTokenRecord? in
+            let s = try context.connection.prepare("""
+                DELETE FROM auth_one_time_tokens WHERE hash = ? AND purpose = ?
+                RETURNING hash, purpose, uid, email_normalized, created_at, expires_at
+                """)
+            defer { s.reset() }
+            s.bind(1, hash.bytes)
+            s.bind(2, purpose.rawValue)
+            guard try s.step() else { return nil }
+            let record = OneTimeTokenRecord(
+                tokenHash: TokenHash(bytes: s.blob(0)), purpose: purpose, uid: s.text(2),
+                emailNormalized: s.text(3), createdAt: Timestamp(microseconds: s.int(4)),
+                expiresAt: Timestamp(microseconds: s.int(5)))
+            while try s.step() {}  // finish the statement so the delete completes
+            return record
+        }
+    }
+
+    public func deleteOneTimeTokens(uid: String, purpose: OneTimeTokenRecord.Purpose) async throws(HearthError) {
+        try await writing { context in
+            let s = try context.connection.prepare("DELETE FROM auth_one_time_tokens WHERE uid = ? AND purpose = ?")
+            s.bind(1, uid)
+            s.bind(2, purpose.rawValue)
+            try s.run()
+        }
+    }
+
+    public func deleteOneTimeTokens(expiredBefore cutoff: Timestamp) async throws(HearthError) -> Int {
+        try await writing { context -> Int in
+            let s = try context.connection.prepare("DELETE FROM auth_one_time_tokens WHERE expires_at < ?")
+            s.bind(1, cutoff.microseconds)
+            try s.run()
+            return context.connection.changes
+        }
+    }
+
+    // MARK: Outbox
+
+    public func enqueueOutbox(_ message: OutboxMessage) async throws(HearthError) {
+        let sealed = seal.seal(message.token)
+        try await writing { context in
+            let s = try context.connection.prepare("""
+                INSERT INTO auth_outbox(id, purpose, recipient, uid, sealed_token, expires_at, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+            s.bind(1, message.id)
+            s.bind(2, message.purpose.rawValue)
+            s.bind(3, message.to)
+            s.bind(4, message.uid)
+            s.bind(5, sealed)
+            s.bind(6, message.expiresAt.microseconds)
+            s.bind(7, message.createdAt.microseconds)
+            try s.run()
+        }
+    }
+
+    public func pendingOutbox(limit: Int) async throws(HearthError) -> [OutboxMessage] {
+        let rows = try await reading { c -> [(OutboxMessage, [UInt8])] in
+            let s = try c.prepare("""
+                SELECT id, purpose, recipient, uid, sealed_token, expires_at, created_at FROM auth_outbox
+                ORDER BY seq LIMIT ?
+                """)
+            defer { s.reset() }
+            s.bind(1, Int64(max(0, limit)))
+            var out: [(OutboxMessage, [UInt8])] = []
+            while try s.step() {
+                guard let purpose = OneTimeTokenRecord.Purpose(rawValue: s.text(1)) else {
+                    throw HearthError.internal("An outbox row has an unknown purpose.")
+                }
+                out.append((OutboxMessage(id: s.text(0), purpose: purpose, to: s.text(2), uid: s.text(3), token: "",
+                                          expiresAt: Timestamp(microseconds: s.int(5)),
+                                          createdAt: Timestamp(microseconds: s.int(6))), s.blob(4)))
+            }
+            return out
+        }
+        var messages: [OutboxMessage] = []
+        var unreadable: [String] = []
+        for (message, sealed) in rows {
+            if let token = seal.open(sealed) {
+                var opened = message
+                opened.token = token
+                messages.append(opened)
+            } else {
+                unreadable.append(message.id)
+            }
+        }
+        if !unreadable.isEmpty {
+            // Sealed by an earlier process: the key died with it, so these links can never be sent.
+            logger.warning("dropped outbox messages sealed before a restart; their recipients must ask again",
+                           metadata: ["count": "\(unreadable.count)"])
+            for id in unreadable { try await deleteOutbox(id: id) }
+        }
+        return messages
+    }
+
+    public func deleteOutbox(id: String) async throws(HearthError) {
+        try await writing { context in
+            let s = try context.connection.prepare("DELETE FROM auth_outbox WHERE id = ?")
+            s.bind(1, id)
+            try s.run()
+        }
+    }
+
+    // MARK: Plumbing
+
+    /// Runs a job on the store's writer; storage faults become an opaque `internal` error (logged without
+    /// values: SQLite's messages name tables and columns, never bound parameters).
+    func writing<T: Sendable>(_ body: @escaping @Sendable (WriteContext) throws -> T) async throws(HearthError) -> T {
+        do {
+            return try await store.write(body)
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    func reading<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(HearthError) -> T {
+        do {
+            return try await store.read { context in try body(context.connection) }
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    func pointReading<T>(_ body: (SQLiteConnection) throws -> T) throws(HearthError) -> T {
+        do {
+            return try store.pointRead { context in try body(context.connection) }
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    func mapped(_ error: any Error) -> HearthError {
+        if let error = error as? HearthError { return error }
+        logger.error("account storage failed", metadata: ["error": "\(error)"])
+        return .internal()
+    }
+
+    static func exists(_ c: SQLiteConnection, _ sql: String, _ key: String) throws -> Bool {
+        let s = try c.prepare(sql)
+        defer { s.reset() }
+        s.bind(1, key)
+        return try s.step()
+    }
+
+    static func strings(_ c: SQLiteConnection, _ sql: String, _ key: String) throws -> [String] {
+        let s = try c.prepare(sql)
+        defer { s.reset() }
+        s.bind(1, key)
+        var out: [String] = []
+        while try s.step() { out.append(s.text(0)) }
+        return out
+    }
+
+    static func bindUser(_ s: Statement, _ user: UserRecord) {
+        func bindOptional(_ index: Int32, _ text: String?) {
+            if let text { s.bind(index, text) } else { s.bindNull(index) }
+        }
+        s.bind(1, user.uid)
+        bindOptional(2, user.email)
+        bindOptional(3, user.emailNormalized)
+        bindOptional(4, user.passwordHash)
+        bindOptional(5, user.displayName)
+        s.bind(6, user.emailVerified ? 1 : 0)
+        s.bind(7, user.anonymous ? 1 : 0)
+        s.bind(8, String(decoding: Value.encodeFields(user.claims), as: UTF8.self))
+        s.bind(9, user.createdAt.microseconds)
+        s.bind(10, user.disabled ? 1 : 0)
+    }
+
+    static func oneUser(_ c: SQLiteConnection, _ sql: String, _ key: String) throws -> UserRecord? {
+        let s = try c.prepare(sql)
+        defer { s.reset() }
+        s.bind(1, key)
+        return try s.step() ? try decodeUser(s) : nil
+    }
+
+    /// A user from the row's columns `first` to `first + 9`, in `userColumns` order.
+    static func decodeUser(_ s: Statement, from first: Int32 = 0) throws -> UserRecord {
+        func optional(_ column: Int32) -> String? { s.isNull(first + column) ? nil : s.text(first + column) }
+        return UserRecord(
+            uid: s.text(first), email: optional(1), emailNormalized: optional(2), passwordHash: optional(3),
+            displayName: optional(4), emailVerified: s.int(first + 5) != 0, anonymous: s.int(first + 6) != 0,
+            claims: try Value.decodeFields(JSON.parse(s.blob(first + 7))),
+            createdAt: Timestamp(microseconds: s.int(first + 8)), disabled: s.int(first + 9) != 0)
+    }
+
+    static func oneSession(_ c: SQLiteConnection, _ sql: String, bind: (Statement) -> Void) throws -> SessionRecord? {
+        let s = try c.prepare(sql)
+        defer { s.reset() }
+        bind(s)
+        return try s.step() ? try decodeSession(s) : nil
+    }
+
+    static func decodeSession(_ s: Statement) throws -> SessionRecord {
+        guard let provider = SignInProvider(rawValue: s.text(9)) else {
+            throw HearthError.internal("A session row has an unknown sign-in provider.")
+        }
+        return SessionRecord(
+            id: s.text(0), uid: s.text(1), accessTokenHash: TokenHash(bytes: s.blob(2)),
+            accessIssuedAt: Timestamp(microseconds: s.int(3)), accessExpires: Timestamp(microseconds: s.int(4)),
+            refreshTokenHash: TokenHash(bytes: s.blob(5)), refreshExpires: Timestamp(microseconds: s.int(6)),
+            createdAt: Timestamp(microseconds: s.int(7)),
+            revokedAt: s.isNull(8) ? nil : Timestamp(microseconds: s.int(8)), provider: provider)
+    }
+}
