@@ -1,3 +1,4 @@
+import HearthAuth
 import HearthCore
 import HearthStore
 
@@ -10,14 +11,73 @@ public struct FixtureLoader: Sendable {
         public var written: Int
         /// Documents already stored with the fixture's content, left alone.
         public var unchanged: Int
+        /// Accounts created.
+        public var usersCreated = 0
+        /// Accounts that existed already (their claims are set to the fixture's; passwords are kept).
+        public var usersExisting = 0
     }
 
     /// The database loaded into or exported from.
     public let database: Database
+    /// The account service the fixture's users go to; nil loads documents only.
+    public let auth: AuthService?
 
-    /// Makes a loader over a database.
-    public init(database: Database) {
+    /// Makes a loader over a database and, for the fixture's users, an account service.
+    public init(database: Database, auth: AuthService? = nil) {
         self.database = database
+        self.auth = auth
+    }
+
+    /// Loads the fixture's documents and (when an account service is given) its users.
+    @discardableResult
+    public func load(_ fixture: FixtureFile) async throws -> Report {
+        var report = try await loadDocuments(fixture)
+        (report.usersCreated, report.usersExisting) = try await loadUsers(fixture)
+        return report
+    }
+
+    /// Creates the fixture's accounts with their passwords, verified emails and claims. Idempotent: an
+    /// account that exists keeps its password and gets the fixture's claims; an email held by another uid
+    /// is refused.
+    public func loadUsers(_ fixture: FixtureFile) async throws -> (created: Int, existing: Int) {
+        guard let auth else { return (0, 0) }
+        var created = 0, existing = 0
+        for user in fixture.users {
+            let stored: UserRecord?
+            do { stored = try await auth.user(uid: user.uid) } catch where error.code == .notFound { stored = nil }
+            if let current = stored {
+                guard current.emailNormalized == user.email.lowercased() else {
+                    throw HearthError.alreadyExists(
+                        "fixture user \(user.uid) has email \(user.email), but the stored account has \(current.email ?? "none")")
+                }
+                if current.claims != user.claims { _ = try await auth.setClaims(uid: user.uid, claims: user.claims) }
+                existing += 1
+            } else {
+                do {
+                    _ = try await auth.createUser(AuthService.NewUser(uid: user.uid, email: user.email, password: user.password,
+                                                                      emailVerified: true, claims: user.claims))
+                } catch {
+                    throw HearthError(error.code, "fixture user \(user.uid): \(error.message)")
+                }
+                created += 1
+            }
+        }
+        return (created, existing)
+    }
+
+    /// Deletes every account, then creates the fixture's: sign-ups, sessions and password changes made by a
+    /// test are gone.
+    public func resetUsers(to fixture: FixtureFile) async throws {
+        guard let auth else { return }
+        var uids: [String] = []
+        var token: String?
+        repeat {
+            let page = try await auth.listUsers(pageSize: AuthLimits.maxUserPageSize, pageToken: token)
+            uids += page.users.map(\.uid)
+            token = page.nextPageToken
+        } while token != nil
+        for uid in uids { try await auth.deleteUser(uid: uid) }
+        _ = try await loadUsers(fixture)
     }
 
     /// Stores the fixture's documents as the admin. Idempotent: a document already stored with the same
@@ -45,8 +105,8 @@ public struct FixtureLoader: Sendable {
         return Report(written: needed.count, unchanged: writes.count - needed.count)
     }
 
-    /// Makes the stored documents exactly the fixture's: deletes every other document, then loads the
-    /// fixture (documents already equal stay untouched). Tests call it between cases.
+    /// Makes the stored data exactly the fixture's: deletes every other document, then loads the fixture's
+    /// (documents already equal stay untouched), and makes the accounts anew. Tests call it between cases.
     @discardableResult
     public func reset(to fixture: FixtureFile) async throws -> Report {
         let keep = Set(fixture.documents.map(\.path))
@@ -57,7 +117,10 @@ public struct FixtureLoader: Sendable {
             _ = try await database.commit(CommitRequest(writes: chunk.map { Write(kind: .delete, path: $0) }), as: .admin)
             start += chunk.count
         }
-        return try await loadDocuments(fixture)
+        var report = try await loadDocuments(fixture)
+        try await resetUsers(to: fixture)
+        report.usersCreated = fixture.users.count
+        return report
     }
 
     /// Every stored document, in path order, as a fixture (with the accounts given, which live elsewhere).

@@ -3,8 +3,8 @@ import HearthCore
 import HearthEngine
 
 /// The test harness for apps built on Hearth: a server started with a rules file and a fixture file, either
-/// in this process (`TestServer`) or as a real `hearth serve` (`ServerProcess`); clients acting as the admin,
-/// as nobody, or with any token; `reset()` between tests; rules test files run by the same runner as
+/// in this process (`TestServer`) or as a real `hearth serve` (`ServerProcess`), the fixture's users signed up;
+/// clients acting as the admin, as nobody, or as a signed-in user with claims; `reset()` between tests; rules test files run by the same runner as
 /// `hearth rules test`. See docs/testing.md.
 public final class Harness: @unchecked Sendable {
     /// Where the server runs.
@@ -87,8 +87,8 @@ public final class Harness: @unchecked Sendable {
     /// stored again. In process the store is reset in place; a child process is restarted over a fresh data
     /// folder, so clients made before must be made again.
     public func reset() async throws {
-        if let database {
-            try await FixtureLoader(database: database).reset(to: fixture)
+        if let services = lock.withLock({ server?.services }) {
+            try await FixtureLoader(database: services.database, auth: services.auth).reset(to: fixture)
         } else {
             await stop()
             try await launch()
@@ -130,9 +130,10 @@ public final class Harness: @unchecked Sendable {
             let server = try await TestServer.start { configuration in
                 configuration.rulesFile = rules
                 configuration.dev = dev
+                configuration.useTestAccounts()
             }
             do {
-                try await FixtureLoader(database: server.services.database).loadDocuments(fixture)
+                try await FixtureLoader(database: server.services.database, auth: server.services.auth).load(fixture)
             } catch {
                 await server.stop()
                 throw error
@@ -146,6 +147,8 @@ public final class Harness: @unchecked Sendable {
             var arguments = ["--fixtures", fixturePath]
             if let rulesFile { arguments += ["--rules", rulesFile] }
             if dev { arguments.append("--dev") }
+            // Cheap password hashing: the accounts are test data.
+            arguments += ["--argon2-memory", "64", "--argon2-iterations", "1"]
             let process = try ServerProcess.start(dataDirectory: folder + "/data", arguments: arguments)
             lock.withLock {
                 self.process = process

@@ -35,14 +35,10 @@ struct DemoApp {
     }
 
     /// What a new user needs to try the app: the admin key and the demo accounts.
-    func banner(adminKey: String, fixture: FixtureFile, accounts: Bool) -> String {
+    func banner(adminKey: String, fixture: FixtureFile) -> String {
         var lines = ["demo app \(name): rules \(rulesFile), data \(fixtureFile) (\(fixture.documents.count) documents)",
-                     "admin key: \(adminKey)  (Authorization: Bearer <key> bypasses the rules)"]
-        if accounts {
-            lines.append("demo users (email / password):")
-        } else {
-            lines.append("demo users (accounts are not part of this build yet; the rules know them by uid):")
-        }
+                     "admin key: \(adminKey)  (Authorization: Bearer <key> bypasses the rules)",
+                     "demo users (uid: email / password; sign in with POST /v1/auth/login):"]
         for user in fixture.users { lines.append("  \(user.uid): \(user.email) / \(user.password)") }
         lines.append("the data folder is temporary and removed when the server stops")
         return lines.joined(separator: "\n")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HearthAuth
 import HearthCore
 import HearthEngine
 import HearthStore
@@ -24,18 +25,18 @@ struct Fixtures: AsyncParsableCommand {
             let fixture = try Fixtures.parse(file)
             let database = try Fixtures.open(data)
             defer { database.store.close() }
-            let report = try await FixtureLoader(database: database).loadDocuments(fixture)
-            print("\(file): \(report.written) documents written, \(report.unchanged) unchanged")
-            if !fixture.users.isEmpty {
-                print("\(fixture.users.count) users not created: this build has no account storage yet")
-            }
+            let auth = AuthService(storage: SQLiteAuthStorage(store: database.store), hasher: try PasswordHasher())
+            let report = try await FixtureLoader(database: database, auth: auth).load(fixture)
+            print("\(file): \(report.written) documents written, \(report.unchanged) unchanged; "
+                  + "\(report.usersCreated) users created, \(report.usersExisting) existing")
         }
     }
 
     /// `hearth fixtures export`: prints every document as a fixture file, in path order.
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print every document of a data folder as a fixture file (stable order, one field per line).")
+            abstract: "Print every document of a data folder as a fixture file (stable order, one field per line).",
+            discussion: "Accounts are not exported: only their password hashes are stored, and a fixture file holds passwords.")
 
         @Option(help: "Data folder (default ./hearth-data).") var data: String?
         @Option(name: .shortAndLong, help: "Write to this file instead of standard output.") var output: String?

@@ -13,10 +13,10 @@ struct FixtureStartup {
     /// A temporary data folder, removed at exit.
     var temporaryFolder: String?
 
-    /// Stores the fixture's documents.
-    func load(into database: Database) async throws {
+    /// Stores the fixture's documents and creates its accounts.
+    func load(into services: HearthServices) async throws {
         guard let fixture else { return }
-        try await FixtureLoader(database: database).loadDocuments(fixture)
+        try await FixtureLoader(database: services.database, auth: services.auth).load(fixture)
     }
 
     /// Removes the temporary data folder.
@@ -45,7 +45,7 @@ extension Serve {
         configuration.dev = true
         let key = configuration.adminKey ?? "hak_demo_" + makeAutoID() + makeAutoID()
         configuration.adminKey = key
-        return FixtureStartup(fixture: fixture, banner: app.banner(adminKey: key, fixture: fixture, accounts: false),
+        return FixtureStartup(fixture: fixture, banner: app.banner(adminKey: key, fixture: fixture),
                               temporaryFolder: folder)
     }
 }

@@ -67,7 +67,7 @@ struct Serve: AsyncParsableCommand {
             if let banner = startup.banner { print(banner) }
             fflush(nil)  // scripts and tests wait for this line on a pipe
         }
-        try await startup.load(into: services.database)
+        try await startup.load(into: services)
         let group = ServiceGroup(configuration: .init(
             services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "hearth")))
         try await group.run()

@@ -46,7 +46,8 @@ import Testing
         let first = try await harness.client().get("/v1/docs/projects/p1")
         #expect(first.status == 200)
         // A second load writes nothing: update times stay.
-        #expect(try await loader.loadDocuments(fixture) == .init(written: 0, unchanged: 3))
+        let second = try await loader.loadDocuments(fixture)
+        #expect(second.written == 0 && second.unchanged == 3)
         let again = try await harness.client().get("/v1/docs/projects/p1")
         #expect(again.json?["updateTime"] == first.json?["updateTime"])
 
@@ -98,10 +99,11 @@ import Testing
         let fixture = try FixtureFile(path: file)
         let load = try CommandResult.run(["fixtures", "load", file, "--data", data])
         #expect(load.status == 0, "\(load.errorOutput)")
-        #expect(load.output.contains("\(fixture.documents.count) documents written, 0 unchanged"))
-        #expect(load.output.contains("\(fixture.users.count) users not created"))
+        #expect(load.output.contains("\(fixture.documents.count) documents written, 0 unchanged; \(fixture.users.count) users created, 0 existing"))
         let reload = try CommandResult.run(["fixtures", "load", file, "--data", data])
-        #expect(reload.output.contains("0 documents written, \(fixture.documents.count) unchanged"))
+        #expect(reload.output.contains("0 documents written, \(fixture.documents.count) unchanged; 0 users created, \(fixture.users.count) existing"))
+        let users = try CommandResult.run(["users", "list", "--data", data])
+        for user in fixture.users { #expect(users.output.contains("\"\(user.email)\""), "\(user.email)") }
 
         let export = try CommandResult.run(["fixtures", "export", "--data", data])
         #expect(export.status == 0, "\(export.errorOutput)")
@@ -125,7 +127,7 @@ import Testing
         #expect(missing.errorOutput.contains("no database in \(dir)/nothing"))
     }
 
-    @Test func serveDemoStartsAnAppInATemporaryFolderAndRemovesIt() throws {
+    @Test func serveDemoStartsAnAppInATemporaryFolderAndRemovesIt() async throws {
         let key = "demo-test-key-" + makeAutoID() + makeAutoID()
         let server = try ServerProcess.launch(["serve", "--port", "0", "--demo", "letter"], adminKey: key)
         let text = server.outputText
@@ -134,6 +136,12 @@ import Testing
         #expect(text.contains("alice@example.com / demo-pass-alice"))
         let folder = try #require(text.firstMatch(of: /data in ([^)]+)\)/).map { String($0.1) })
         #expect(FileManager.default.fileExists(atPath: folder))
+        // The printed credentials work: alice signs in and reads the categories the rules open to users.
+        let client = server.client(as: .nobody)
+        let alice = try await client.loggedIn("alice@example.com", "demo-pass-alice")
+        #expect(try await client.get("/v1/docs/categories/love", as: .token(alice.token)).status == 200)
+        #expect(try await client.get("/v1/docs/categories/love").status == 403)
+        await client.close()
         server.signal(SIGTERM)
         #expect(try server.waitForExit() == 0)
         #expect(!FileManager.default.fileExists(atPath: folder))

@@ -54,3 +54,26 @@ import Testing
         }
     }
 }
+
+/// Accounts in the harness: `reset()` makes them anew.
+@Suite(.serialized) struct HarnessUserTests {
+    @Test func resetRemakesTheAccounts() async throws {
+        try await Harness.with(rules: "rules/letter.rules", fixtures: "fixtures/letter.json") { hearth in
+            let (bob, _) = try await hearth.signIn("bob")
+            let (extra, session) = try await hearth.user("extra", claims: ["moderator": .bool(true)])
+            #expect(session.uid == "extra")
+            try hearth.expectAllowed(try await extra.get("/v1/docs/categories/love"))
+            try hearth.expectAllowed(try await bob.get("/v1/docs/categories/love"))
+            await #expect(throws: ExpectationFailure.self) { try await hearth.signIn("nosuchuser") }
+
+            try await hearth.reset()
+            let admin = hearth.client()
+            #expect(try await admin.get("/v1/admin/users/extra").status == 404)
+            // Old sessions are gone with their accounts; the fixture's users sign in again.
+            #expect(try await bob.get("/v1/docs/categories/love").status == 401)
+            let (bobAgain, _) = try await hearth.signIn("bob")
+            try hearth.expectAllowed(try await bobAgain.get("/v1/docs/categories/love"))
+            for client in [bob, extra, admin, bobAgain] { await client.close() }
+        }
+    }
+}
