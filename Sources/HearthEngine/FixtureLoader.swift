@@ -43,9 +43,7 @@ public struct FixtureLoader: Sendable {
         guard let auth else { return (0, 0) }
         var created = 0, existing = 0
         for user in fixture.users {
-            let stored: UserRecord?
-            do { stored = try await auth.user(uid: user.uid) } catch where error.code == .notFound { stored = nil }
-            if let current = stored {
+            if let current = try await Self.account(auth, uid: user.uid) {
                 guard current.emailNormalized == user.email.lowercased() else {
                     throw HearthError.alreadyExists(
                         "fixture user \(user.uid) has email \(user.email), but the stored account has \(current.email ?? "none")")
@@ -53,16 +51,37 @@ public struct FixtureLoader: Sendable {
                 if current.claims != user.claims { _ = try await auth.setClaims(uid: user.uid, claims: user.claims) }
                 existing += 1
             } else {
-                do {
-                    _ = try await auth.createUser(AuthService.NewUser(uid: user.uid, email: user.email, password: user.password,
-                                                                      emailVerified: true, claims: user.claims))
-                } catch {
-                    throw HearthError(error.code, "fixture user \(user.uid): \(error.message)")
+                let new = AuthService.NewUser(uid: user.uid, email: user.email, password: user.password,
+                                              emailVerified: true, claims: user.claims)
+                if let failure = await Self.create(auth, new) {
+                    throw HearthError(failure.code, "fixture user \(user.uid): \(failure.message)")
                 }
                 created += 1
             }
         }
         return (created, existing)
+    }
+
+    /// The account with a uid, or nil when there is none.
+    static func account(_ auth: AuthService, uid: String) async throws -> UserRecord? {
+        do {
+            return try await auth.user(uid: uid)
+        } catch {
+            let failure: HearthError = error
+            if failure.code != .notFound { throw failure }
+        }
+        return nil
+    }
+
+    /// Creates an account; answers why it could not be made, if it could not.
+    static func create(_ auth: AuthService, _ new: AuthService.NewUser) async -> HearthError? {
+        do {
+            _ = try await auth.createUser(new)
+            return nil
+        } catch {
+            let failure: HearthError = error
+            return failure
+        }
     }
 
     /// Deletes every account, then creates the fixture's: sign-ups, sessions and password changes made by a

@@ -137,7 +137,9 @@ import Testing
                 throw ExpectationFailure("listing without documents")
             }
             #expect(page1.count == 10 && !page2.isEmpty)
-            #expect(Set(page1.compactMap { $0["path"]?.stringValue }).isDisjoint(with: page2.compactMap { $0["path"]?.stringValue }))
+            let paths1 = Set(page1.compactMap { $0["path"]?.stringValue })
+            let paths2 = page2.compactMap { $0["path"]?.stringValue }
+            #expect(paths1.count == 10 && paths1.isDisjoint(with: paths2))
 
             // A visitor who is not signed in sees nothing.
             try hearth.expectDenied(try await anonymous.get("/v1/docs/\(project)"))
