@@ -32,7 +32,7 @@ public final class Harness: @unchecked Sendable {
     public static func start(rules: String? = nil, fixtures: String? = nil, backend: Backend = .inProcess,
                              dev: Bool = true) async throws -> Harness {
         let fixture = try fixtures.map { try FixtureFile(path: projectFile($0)) } ?? FixtureFile()
-        return try await start(rules: rules.map(projectFile), fixture: fixture, backend: backend, dev: dev)
+        return try await start(rules: rules.map { projectFile($0) }, fixture: fixture, backend: backend, dev: dev)
     }
 
     /// Starts Hearth with a rules file and a dataset given as a value.
@@ -48,11 +48,11 @@ public final class Harness: @unchecked Sendable {
 
     /// A file named relative to the working directory, else to the package root (where `swift test` may not
     /// have been started).
-    public static func projectFile(_ path: String) -> String {
+    public static func projectFile(_ path: String, filePath: String = #filePath) -> String {
         if path.hasPrefix("/") || FileManager.default.fileExists(atPath: path) { return path }
-        var url = URL(fileURLWithPath: ServerProcess.binaryPath())  // <root>/.build/debug/hearth
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        let candidate = url.appendingPathComponent(path).path
+        var root = URL(fileURLWithPath: filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }  // Sources/HearthTesting/Harness.swift
+        let candidate = root.appendingPathComponent(path).path
         return FileManager.default.fileExists(atPath: candidate) ? candidate : path
     }
 

@@ -10,7 +10,7 @@ import Testing
     static let apps = ["blue-avalanche", "letter", "prolific", "comeover"]
 
     static func parse(_ text: String) -> HearthError? {
-        do { _ = try FixtureFile(json: JSON.parse(text)); return nil } catch { return error as? HearthError }
+        do { _ = try FixtureFile(json: JSON.parse(text)); return nil } catch { return error }
     }
 
     @Test func badFixtureFilesAreRefusedNamingThePlace() {
@@ -40,7 +40,16 @@ import Testing
                            "projects/p1/rounds/r1": {"n": 1}, "orphans/o/kids/k": {"x": [1, 2.5, {"$ref": "projects/p1"}]}}}
             """))
         let harness = try await Harness.start(fixture: fixture)
-        defer { Task { await harness.stop() } }
+        do {
+            try await checkLoadAndReset(harness, fixture)
+            await harness.stop()
+        } catch {
+            await harness.stop()
+            throw error
+        }
+    }
+
+    func checkLoadAndReset(_ harness: Harness, _ fixture: FixtureFile) async throws {
         let database = try #require(harness.database)
         let loader = FixtureLoader(database: database)
         let first = try await harness.client().get("/v1/docs/projects/p1")
