@@ -34,6 +34,12 @@ import Testing
         }
     }
 
+    @Test func theTestingGuideShowsTheExampleThatRuns() throws {
+        let guide = try String(contentsOfFile: Harness.projectFile("docs/testing.md"), encoding: .utf8)
+        let example = try String(contentsOfFile: Harness.projectFile("Tests/HearthServerTests/TestingGuideTests.swift"), encoding: .utf8)
+        #expect(guide.contains("```swift\n" + example + "```"), "docs/testing.md and TestingGuideTests.swift differ")
+    }
+
     @Test func theProcessBackendServesTheDatasetAndResets() async throws {
         try await Harness.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json", backend: .process) { hearth in
             #expect(hearth.database == nil)
