@@ -47,6 +47,7 @@ public func buildApplication(
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
     }
     DocumentRoutes(database: database).register(on: router)
+    QueryRoutes(database: database).register(on: router)
 
     var app = Application(
         router: router,

@@ -23,6 +23,17 @@ enum Schema {
             update_time INTEGER
         );
         """,
+        // The field index (see IndexEntry): one row per indexed value of a document, in the scope of its
+        // collection ("c" + collection path) and of its collection group ("g" + collection id).
+        """
+        CREATE TABLE field_index (
+            scope TEXT NOT NULL,
+            field TEXT NOT NULL,
+            key BLOB NOT NULL,
+            doc BLOB NOT NULL,
+            PRIMARY KEY (scope, field, key, doc)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     static func migrate(_ connection: SQLiteConnection) throws {

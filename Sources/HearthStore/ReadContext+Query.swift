@@ -1,0 +1,207 @@
+import CSQLite
+import HearthCore
+
+/// Queries and aggregations served from the field index (`QueryPlanner`), each in one read transaction so
+/// that every document comes from the same snapshot.
+extension ReadContext {
+    /// The documents a query returns, in its order, after cursors, offset and limit (or limit-to-last),
+    /// projected by `select`. Document cursors are looked up in the same snapshot.
+    public func runQuery(_ query: Query) throws -> [StoredDocument] {
+        try inSnapshot {
+            var out: [StoredDocument] = []
+            try forEachResult(query) { stored, doc in
+                out.append(query.select == nil ? stored : StoredDocument(query.project(doc)))
+                return true
+            }
+            return out
+        }
+    }
+
+    /// An aggregation's results by alias, and (when `returningDocuments`, for a transaction to record) the
+    /// documents it aggregated. A count the index decides alone counts index rows without reading documents.
+    public func runAggregate(_ aggregate: AggregateQuery, returningDocuments: Bool = false) throws
+        -> (result: [String: Value], documents: [StoredDocument]) {
+        try inSnapshot {
+            var query = aggregate.query
+            query.select = nil
+            var upTo: Int?
+            let countsOnly = aggregate.aggregations.allSatisfy {
+                if case .count = $0.aggregation { return true } else { return false }
+            }
+            if countsOnly {
+                // Nothing past the largest `upTo` matters.
+                let caps = aggregate.aggregations.map { a -> Int? in if case .count(let n) = a.aggregation { return n } else { return nil } }
+                if !caps.contains(where: { $0 == nil }) { upTo = caps.compactMap { $0 }.max() }
+                if let upTo {
+                    if query.limitToLast != nil { query.limitToLast = min(query.limitToLast!, upTo) }
+                    else { query.limit = min(query.limit ?? upTo, upTo) }
+                }
+                if !returningDocuments, let n = try exactCount(query) {
+                    return (Self.counts(aggregate, n), [])
+                }
+            }
+            var n = 0
+            var docs: [StoredDocument] = []
+            var values: [Document] = []
+            let fields = aggregate.aggregations.compactMap { a -> FieldPath? in
+                switch a.aggregation {
+                case .sum(let f), .avg(let f): return f
+                case .count: return nil
+                }
+            }
+            try forEachResult(query) { stored, doc in
+                n += 1
+                if returningDocuments { docs.append(stored) }
+                if !fields.isEmpty {
+                    var kept: [String: Value] = [:]
+                    for f in fields { if let v = doc.fields[path: f] { kept.set(v, at: f) } }
+                    values.append(Document(path: doc.path, fields: kept, createTime: doc.createTime, updateTime: doc.updateTime))
+                }
+                return true
+            }
+            var result: [String: Value] = [:]
+            for a in aggregate.aggregations {
+                switch a.aggregation {
+                case .count(let cap): result[a.alias] = .int(Int64(cap.map { min($0, n) } ?? n))
+                default: result[a.alias] = AggregateQuery.aggregate(a.aggregation, values)
+                }
+            }
+            return (result, docs)
+        }
+    }
+
+    static func counts(_ aggregate: AggregateQuery, _ n: Int) -> [String: Value] {
+        var result: [String: Value] = [:]
+        for a in aggregate.aggregations {
+            if case .count(let cap) = a.aggregation { result[a.alias] = .int(Int64(cap.map { min($0, n) } ?? n)) }
+        }
+        return result
+    }
+
+    /// The number of results when the index decides the query alone (counting rows), else nil.
+    func exactCount(_ query: Query) throws -> Int? {
+        let forward = query.limitToLast != nil ? query.reversed : query
+        if forward.start != nil || forward.end != nil { return nil }
+        let plan = try QueryPlanner(query: forward, reader: self).plan()
+        if plan.scans.isEmpty { return 0 }
+        guard plan.exact, plan.scans.count == 1 else { return nil }
+        var scan = plan.scans[0]
+        scan.descending = false
+        let (sql, params) = scan.sql(limit: forward.limit.map { $0 + forward.offset })
+        let s = try connection.prepare("SELECT count(*) FROM (\(sql))")
+        defer { s.reset() }
+        s.bind(params)
+        let rows = try s.step() ? Int(s.int(0)) : 0
+        return max(0, rows - forward.offset)
+    }
+
+    /// Runs the body in a read transaction unless one is open already.
+    func inSnapshot<T>(_ body: () throws -> T) throws -> T {
+        if sqlite3_get_autocommit(connection.handle) == 0 { return try body() }
+        try connection.prepare("BEGIN").run()
+        do {
+            let value = try body()
+            try connection.prepare("COMMIT").run()
+            return value
+        } catch {
+            try? connection.prepare("ROLLBACK").run()
+            throw error
+        }
+    }
+
+    /// Calls `body` with each result in order (unprojected) until it returns false.
+    func forEachResult(_ query: Query, _ body: (StoredDocument, Document) throws -> Bool) throws {
+        let resolved = try query.resolvingCursors { path in
+            (try? document(at: path)).flatMap { $0 }.flatMap { try? $0.decoded() }
+        }
+        if resolved.limitToLast != nil {
+            var results: [(StoredDocument, Document)] = []
+            try forward(resolved.reversed) { results.append(($0, $1)); return true }
+            for (stored, doc) in results.reversed() where try !body(stored, doc) { return }
+            return
+        }
+        try forward(resolved, body)
+    }
+
+    /// Runs a query without `limitToLast`, cursors resolved.
+    func forward(_ query: Query, _ body: (StoredDocument, Document) throws -> Bool) throws {
+        let plan = try QueryPlanner(query: query, reader: self).plan()
+        var startOnly = query, endOnly = query
+        startOnly.end = nil
+        endOnly.start = nil
+        var skipped = 0, delivered = 0
+        // False once nothing further can be a result.
+        func deliver(_ stored: StoredDocument, _ doc: Document) throws -> Bool {
+            if query.start != nil && !startOnly.withinCursors(doc) { return true }
+            if query.end != nil && !endOnly.withinCursors(doc) { return false }
+            if skipped < query.offset {
+                skipped += 1
+                return true
+            }
+            delivered += 1
+            guard try body(stored, doc) else { return false }
+            if let limit = query.limit, delivered >= limit { return false }
+            return true
+        }
+        func sorted(_ items: [(StoredDocument, Document)]) -> [(StoredDocument, Document)] {
+            items.sorted { query.compare($0.1, $1.1) < 0 }
+        }
+
+        switch plan.mode {
+        case .stream:
+            guard let scan = plan.scans.first else { return }
+            try scanRows(scan) { _, path in
+                guard let (stored, doc) = try candidate(path), query.matches(doc) else { return true }
+                return try deliver(stored, doc)
+            }
+        case .sortRuns:
+            guard let scan = plan.scans.first else { return }
+            var run: [(StoredDocument, Document)] = []
+            var runKey: [UInt8] = []
+            var stopped = false
+            try scanRows(scan) { key, path in
+                if key != runKey {
+                    for (stored, doc) in sorted(run) where try !deliver(stored, doc) {
+                        stopped = true
+                        return false
+                    }
+                    run.removeAll(keepingCapacity: true)
+                    runKey = key
+                }
+                if let (stored, doc) = try candidate(path), query.matches(doc) { run.append((stored, doc)) }
+                return true
+            }
+            if stopped { return }
+            for (stored, doc) in sorted(run) where try !deliver(stored, doc) { return }
+        case .collect:
+            var seen = Set<DocumentPath>()
+            var all: [(StoredDocument, Document)] = []
+            for scan in plan.scans {
+                try scanRows(scan) { _, path in
+                    guard seen.insert(path).inserted, let (stored, doc) = try candidate(path), query.matches(doc) else { return true }
+                    all.append((stored, doc))
+                    return true
+                }
+            }
+            for (stored, doc) in sorted(all) where try !deliver(stored, doc) { return }
+        }
+    }
+
+    /// The stored and decoded document at a path named by an index row.
+    func candidate(_ path: DocumentPath) throws -> (StoredDocument, Document)? {
+        guard let stored = try document(at: path) else { return nil }
+        return (stored, try stored.decoded())
+    }
+
+    /// Steps through a scan's rows (key, document path) until the body returns false.
+    func scanRows(_ scan: IndexScan, _ body: ([UInt8], DocumentPath) throws -> Bool) throws {
+        let (sql, params) = scan.sql()
+        let s = try connection.prepare(sql)
+        defer { s.reset() }
+        s.bind(params)
+        while try s.step() {
+            guard let path = scan.path(ofDoc: s.blob(1)) else { continue }
+            guard try body(s.blob(0), path) else { return }
+        }
+    }
+}
