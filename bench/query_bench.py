@@ -12,6 +12,11 @@ scale: one Hearth server loaded to 10k, 100k and 1M documents in turn (the same 
     load time and the server's peak RSS.
 
     python3 bench/query_bench.py scale [--sizes 10000,100000,1000000] [--requests 200]
+
+writecost: CPU time the server spends per create (wrk, 16 connections, the ~300-byte document of
+    docs_bench.py), from /proc/PID/stat over the run; run it with two binaries to see what indexing costs.
+
+    python3 bench/query_bench.py writecost [--binary .build/release/hearth] [--duration 10] [--rounds 3]
 """
 import argparse, http.client, json, os, random, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.parse
 from concurrent.futures import ThreadPoolExecutor
@@ -23,8 +28,8 @@ LUA = os.path.join(ROOT, "bench", "lua", "query.lua")
 AUTH = {"Authorization": f"Bearer {ADMIN_KEY}"}
 
 
-def start_hearth(tmp, port):
-    binary = os.path.join(ROOT, ".build", "release", "hearth")
+def start_hearth(tmp, port, binary=None):
+    binary = binary or os.path.join(ROOT, ".build", "release", "hearth")
     if not os.path.exists(binary):
         subprocess.run(["swift", "build", "-c", "release", "--product", "hearth"], cwd=ROOT, check=True)
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_SYNCHRONOUS="NORMAL")
@@ -221,6 +226,38 @@ def scale(args):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# --- writecost ----------------------------------------------------------------------------------------
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def writecost(args):
+    tmp = tempfile.mkdtemp(prefix="hearth-wcost-")
+    procs = []
+    try:
+        proc, base = start_hearth(tmp, 18083, args.binary); procs.append(proc)
+        lua = os.path.join(ROOT, "bench", "lua", "docs.lua")
+        env = dict(os.environ, BENCH_MODE="create", BENCH_PATH="/v1/docs/bench", BENCH_AUTH=f"Bearer {ADMIN_KEY}")
+        costs = []
+        for _ in range(args.rounds):
+            before = cpu_seconds(proc.pid)
+            out = subprocess.run(["wrk", "-t2", "-c16", f"-d{args.duration}s", "-s", lua, base], env=env,
+                                 capture_output=True, text=True, timeout=args.duration + 60).stdout
+            used = cpu_seconds(proc.pid) - before
+            requests = int(next(l for l in out.splitlines() if "requests in" in l).split()[0])
+            rps = float(next(l for l in out.splitlines() if l.startswith("RESULT")).split()[1].split("=")[1])
+            costs.append(used / requests * 1e6)
+            print(f"create: {rps:.0f} req/s, {costs[-1]:.0f} us CPU per request "
+                  f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+        print(f"median {statistics.median(costs):.0f} us CPU per create ({args.binary or 'release build'})")
+    finally:
+        stop(procs)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def dir_size(path):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
 
@@ -244,8 +281,12 @@ def main():
     s = sub.add_parser("scale")
     s.add_argument("--sizes", default="10000,100000,1000000")
     s.add_argument("--requests", type=int, default=200)
+    w = sub.add_parser("writecost")
+    w.add_argument("--binary", default=None)
+    w.add_argument("--duration", type=int, default=10)
+    w.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    compare(args) if args.command == "compare" else scale(args)
+    {"compare": compare, "scale": scale, "writecost": writecost}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,18 @@ struct QueryPlan {
     static let empty = QueryPlan(scans: [], mode: .collect)
 }
 
+/// How the planner trades an ordered scan (stops at the limit) against collecting and sorting a small set.
+public struct QueryPlanning: Sendable {
+    /// Most documents a plan collects and sorts in memory when the query has a limit (beyond it, an ordered
+    /// scan that stops at the limit is cheaper); negative: never when an ordered scan can serve the query.
+    public var collectThreshold = 256
+    /// Whether a query without a limit collects an equality's matches rather than scanning its first ordering.
+    public var collectUnlimited = true
+
+    /// The default planning.
+    public init() {}
+}
+
 /// Chooses the scans for a query (forward, with resolved cursors). Every candidate a plan yields is still
 /// checked against the whole query in memory, so a plan only has to yield a superset of the results in a
 /// usable order; the planner's work is keeping that superset small.
@@ -39,13 +51,11 @@ struct QueryPlanner {
     let reader: ReadContext
     /// The conjuncts of the filter's top-level `and`.
     let conjuncts: [FieldFilter]
+    let planning: QueryPlanning
 
-    /// Most documents a plan collects and sorts in memory when the query has a limit (beyond it, an ordered
-    /// scan that stops at the limit is cheaper).
-    static let collectThreshold = 256
-
-    init(query: Query, reader: ReadContext) {
+    init(query: Query, reader: ReadContext, planning: QueryPlanning) {
         self.query = query
+        self.planning = planning
         self.order = query.normalizedOrder
         self.reader = reader
         self.conjuncts = Self.conjuncts(query.filter)
@@ -80,7 +90,7 @@ struct QueryPlanner {
 
     func plan() throws -> QueryPlan {
         let lookups = conjuncts.compactMap(Self.lookup)
-        let hasLimit = query.limit != nil
+        let hasLimit = query.limit != nil || !planning.collectUnlimited
         let first = order[0]
 
         if first.field.isDocumentName {
@@ -99,7 +109,7 @@ struct QueryPlanner {
             let (best, estimate) = try cheapestWithEstimate(lookups)
             let scan = equalityScan(best, others: lookups)
             if orderFollowsNames(constrainedBy: lookups) { return finish(QueryPlan(scans: [scan], mode: .stream)) }
-            if !hasLimit || estimate <= Self.collectThreshold { return finish(QueryPlan(scans: [scan], mode: .collect)) }
+            if !hasLimit || estimate <= planning.collectThreshold { return finish(QueryPlan(scans: [scan], mode: .collect)) }
             return finish(ordered)
         }
         if let union = try unionPlan(needsEstimate: hasLimit) { return union }
@@ -264,7 +274,7 @@ struct QueryPlanner {
     func cheapestWithEstimate(_ lookups: [Lookup]) throws -> (Lookup, Int) {
         var best: (Lookup, Int)?
         for l in lookups {
-            let n = try estimate(equalityScan(l, others: []), cap: Self.collectThreshold + 1)
+            let n = try estimate(equalityScan(l, others: []), cap: max(0, planning.collectThreshold) + 1)
             if best == nil || n < best!.1 { best = (l, n) }
         }
         return best!
@@ -286,8 +296,8 @@ struct QueryPlanner {
             if let best = lookups.first {
                 let scan = equalityScan(best, others: lookups)
                 if needsEstimate {
-                    total += try estimate(scan, cap: Self.collectThreshold + 1)
-                    if total > Self.collectThreshold { return nil }
+                    total += try estimate(scan, cap: max(0, planning.collectThreshold) + 1)
+                    if total > planning.collectThreshold { return nil }
                 }
                 scans.append(scan)
             } else if let name = term.first(where: { $0.field.isDocumentName && $0.op == .equal }),

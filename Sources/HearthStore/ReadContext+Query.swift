@@ -6,11 +6,11 @@ import HearthCore
 extension ReadContext {
     /// The documents a query returns, in its order, after cursors, offset and limit (or limit-to-last),
     /// projected by `select`. Document cursors are looked up in the same snapshot.
-    public func runQuery(_ query: Query) throws -> [StoredDocument] {
+    public func runQuery(_ query: Query, planning: QueryPlanning = .init()) throws -> [StoredDocument] {
         try inSnapshot {
             var out: [StoredDocument] = []
-            try forEachResult(query) { stored, doc in
-                out.append(query.select == nil ? stored : StoredDocument(query.project(doc)))
+            try forEachResult(query, planning) { stored, doc in
+                out.append(query.select == nil ? stored : StoredDocument(query.project(try doc ?? stored.decoded())))
                 return true
             }
             return out
@@ -19,7 +19,8 @@ extension ReadContext {
 
     /// An aggregation's results by alias, and (when `returningDocuments`, for a transaction to record) the
     /// documents it aggregated. A count the index decides alone counts index rows without reading documents.
-    public func runAggregate(_ aggregate: AggregateQuery, returningDocuments: Bool = false) throws
+    public func runAggregate(_ aggregate: AggregateQuery, returningDocuments: Bool = false,
+                             planning: QueryPlanning = .init()) throws
         -> (result: [String: Value], documents: [StoredDocument]) {
         try inSnapshot {
             var query = aggregate.query
@@ -36,7 +37,7 @@ extension ReadContext {
                     if query.limitToLast != nil { query.limitToLast = min(query.limitToLast!, upTo) }
                     else { query.limit = min(query.limit ?? upTo, upTo) }
                 }
-                if !returningDocuments, let n = try exactCount(query) {
+                if !returningDocuments, let n = try exactCount(query, planning) {
                     return (Self.counts(aggregate, n), [])
                 }
             }
@@ -49,10 +50,11 @@ extension ReadContext {
                 case .count: return nil
                 }
             }
-            try forEachResult(query) { stored, doc in
+            try forEachResult(query, planning) { stored, doc in
                 n += 1
                 if returningDocuments { docs.append(stored) }
                 if !fields.isEmpty {
+                    let doc = try doc ?? stored.decoded()
                     var kept: [String: Value] = [:]
                     for f in fields { if let v = doc.fields[path: f] { kept.set(v, at: f) } }
                     values.append(Document(path: doc.path, fields: kept, createTime: doc.createTime, updateTime: doc.updateTime))
@@ -79,10 +81,10 @@ extension ReadContext {
     }
 
     /// The number of results when the index decides the query alone (counting rows), else nil.
-    func exactCount(_ query: Query) throws -> Int? {
+    func exactCount(_ query: Query, _ planning: QueryPlanning) throws -> Int? {
         let forward = query.limitToLast != nil ? query.reversed : query
         if forward.start != nil || forward.end != nil { return nil }
-        let plan = try QueryPlanner(query: forward, reader: self).plan()
+        let plan = try QueryPlanner(query: forward, reader: self, planning: planning).plan()
         if plan.scans.isEmpty { return 0 }
         guard plan.exact, plan.scans.count == 1 else { return nil }
         var scan = plan.scans[0]
@@ -109,31 +111,35 @@ extension ReadContext {
         }
     }
 
-    /// Calls `body` with each result in order (unprojected) until it returns false.
-    func forEachResult(_ query: Query, _ body: (StoredDocument, Document) throws -> Bool) throws {
+    /// Calls `body` with each result in order (unprojected, and decoded unless the index alone decided it
+    /// matches) until it returns false.
+    func forEachResult(_ query: Query, _ planning: QueryPlanning, _ body: (StoredDocument, Document?) throws -> Bool) throws {
         let resolved = try query.resolvingCursors { path in
             (try? document(at: path)).flatMap { $0 }.flatMap { try? $0.decoded() }
         }
         if resolved.limitToLast != nil {
-            var results: [(StoredDocument, Document)] = []
-            try forward(resolved.reversed) { results.append(($0, $1)); return true }
+            var results: [(StoredDocument, Document?)] = []
+            try forward(resolved.reversed, planning) { results.append(($0, $1)); return true }
             for (stored, doc) in results.reversed() where try !body(stored, doc) { return }
             return
         }
-        try forward(resolved, body)
+        try forward(resolved, planning, body)
     }
 
     /// Runs a query without `limitToLast`, cursors resolved.
-    func forward(_ query: Query, _ body: (StoredDocument, Document) throws -> Bool) throws {
-        let plan = try QueryPlanner(query: query, reader: self).plan()
+    func forward(_ query: Query, _ planning: QueryPlanning, _ body: (StoredDocument, Document?) throws -> Bool) throws {
+        let plan = try QueryPlanner(query: query, reader: self, planning: planning).plan()
         var startOnly = query, endOnly = query
         startOnly.end = nil
         endOnly.start = nil
         var skipped = 0, delivered = 0
         // False once nothing further can be a result.
-        func deliver(_ stored: StoredDocument, _ doc: Document) throws -> Bool {
-            if query.start != nil && !startOnly.withinCursors(doc) { return true }
-            if query.end != nil && !endOnly.withinCursors(doc) { return false }
+        func deliver(_ stored: StoredDocument, _ doc: Document?) throws -> Bool {
+            // Documents are decoded whenever the query has cursors (see the stream case).
+            if let doc {
+                if query.start != nil && !startOnly.withinCursors(doc) { return true }
+                if query.end != nil && !endOnly.withinCursors(doc) { return false }
+            }
             if skipped < query.offset {
                 skipped += 1
                 return true
@@ -148,6 +154,13 @@ extension ReadContext {
         }
 
         switch plan.mode {
+        case .stream where plan.exact && query.start == nil && query.end == nil:
+            // The rows are exactly the results, in order: no document needs decoding to be checked.
+            guard let scan = plan.scans.first else { return }
+            try scanRows(scan) { _, path in
+                guard let stored = try document(at: path) else { return true }
+                return try deliver(stored, nil)
+            }
         case .stream:
             guard let scan = plan.scans.first else { return }
             try scanRows(scan) { _, path in

@@ -64,13 +64,15 @@ struct QueryDifferentialTests {
             let aggregate = AggregateQuery(query: q, aggregations: aggregations)
             guard (try? aggregate.validate()) != nil else { continue }
             let expected = Result { () throws(HearthError) in try aggregate.compute(over: docs) }
-            let actual = await asyncResult { try await store.read { try $0.runAggregate(aggregate).result } }
-            switch (expected, actual) {
-            case (.success(let e), .success(let a)) where e == a: continue
-            case (.failure(let e), .failure(let a as HearthError)) where e == a: continue
-            default:
-                Issue.record("seed \(seed) aggregate \(round): expected \(expected), got \(actual)\nquery: \(q.jsonText) \(aggregations)")
-                return
+            for (name, planning) in Self.plannings {
+                let actual = await asyncResult { try await store.read { try $0.runAggregate(aggregate, planning: planning).result } }
+                switch (expected, actual) {
+                case (.success(let e), .success(let a)) where e == a: continue
+                case (.failure(let e), .failure(let a as HearthError)) where e == a: continue
+                default:
+                    Issue.record("seed \(seed) aggregate \(round) [\(name) planning]: expected \(expected), got \(actual)\nquery: \(q.jsonText) \(aggregations)")
+                    return
+                }
             }
         }
     }
@@ -142,15 +144,37 @@ struct QueryDifferentialTests {
         }
     }
 
-    /// Nil when the store answers the query as the reference does; otherwise what differs.
+    /// Plannings that force each kind of plan: the default, always an ordered scan when one can serve the
+    /// query (equality filters as probes), and always collecting an equality's or a union's matches.
+    static let plannings: [(String, QueryPlanning)] = {
+        var ordered = QueryPlanning()
+        ordered.collectThreshold = -1
+        ordered.collectUnlimited = false
+        var collect = QueryPlanning()
+        collect.collectThreshold = .max - 1
+        return [("default", QueryPlanning()), ("ordered", ordered), ("collect", collect)]
+    }()
+
+    /// Nil when the store answers the query as the reference does under every planning; otherwise what differs.
     func compare(_ q: Query, docs: [Document], store: Store) async throws -> String? {
+        for (name, planning) in Self.plannings {
+            if let failure = try await compare(q, docs: docs, store: store, planning: planning) { return "[\(name) planning] " + failure }
+        }
+        return nil
+    }
+
+    func compare(_ q: Query, docs: [Document], store: Store, planning: QueryPlanning) async throws -> String? {
         let expected = Result { () throws(HearthError) in try q.run(over: docs) }
-        let actual = await asyncResult { try await store.read { try $0.runQuery(q).map { try $0.decoded() } } }
+        let actual = await asyncResult { try await store.read { try $0.runQuery(q, planning: planning).map { try $0.decoded() } } }
         switch (expected, actual) {
         case (.success(let e), .success(let a)):
             if e == a { return nil }
+            // The documents involved, so that the case can be replayed by hand.
+            let involved = Set(e.map(\.path)).symmetricDifference(a.map(\.path))
+            let shown = docs.filter { involved.contains($0.path) || (involved.isEmpty && e.map(\.path).contains($0.path)) }
             return "expected \(e.map(\.path.description)), got \(a.map(\.path.description))"
                 + (e.map(\.path) == a.map(\.path) ? " (fields differ)" : "")
+                + "\n  documents: " + shown.map { "\($0.path) \(Value.map($0.fields).wireText)" }.joined(separator: "\n    ")
         case (.failure(let e), .failure(let a as HearthError)):
             return e == a ? nil : "expected error \(e), got \(a)"
         case (.failure(let e), _):
