@@ -18,7 +18,7 @@ writecost: CPU time the server spends per create (wrk, 16 connections, the ~300-
 
     python3 bench/query_bench.py writecost [--binary .build/release/hearth] [--duration 10] [--rounds 3]
 """
-import argparse, http.client, json, os, random, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.parse
+import argparse, http.client, json, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -28,6 +28,20 @@ LUA = os.path.join(ROOT, "bench", "lua", "query.lua")
 AUTH = {"Authorization": f"Bearer {ADMIN_KEY}"}
 
 
+def free_port():
+    """A port nothing listens on now (other benchmarks may share the machine)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def check_alive(proc, name):
+    """Fails when the server exited (say, its port was taken), so no request reaches another process."""
+    time.sleep(0.5)
+    if proc.poll() is not None:
+        raise SystemExit(f"{name} exited with status {proc.returncode}")
+
+
 def start_hearth(tmp, port, binary=None):
     binary = binary or os.path.join(ROOT, ".build", "release", "hearth")
     if not os.path.exists(binary):
@@ -35,6 +49,7 @@ def start_hearth(tmp, port, binary=None):
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_SYNCHRONOUS="NORMAL")
     proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(port), "--log-level", "warning"],
                             env=env, stdout=subprocess.DEVNULL)
+    check_alive(proc, "hearth")
     wait_up(f"http://127.0.0.1:{port}/healthz")
     return proc, f"http://127.0.0.1:{port}"
 
@@ -83,6 +98,7 @@ def start_pocketbase(tmp, port):
     proc = subprocess.Popen(["pocketbase", "serve", "--dir", pb_dir, "--http", f"127.0.0.1:{port}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
+    check_alive(proc, "pocketbase")
     wait_up(f"{base}/api/health")
     token = http("POST", f"{base}/api/collections/_superusers/auth-with-password",
                  {"identity": "bench@example.com", "password": "bench-password-123"})["token"]
@@ -103,9 +119,9 @@ def compare(args):
     tmp = tempfile.mkdtemp(prefix="hearth-qbench-")
     procs = []
     try:
-        h_proc, h_base = start_hearth(tmp, 18081); procs.append(h_proc)
+        h_proc, h_base = start_hearth(tmp, free_port()); procs.append(h_proc)
         commit_all(h_base, [(f"bench/b{i:014d}", compare_doc(i)) for i in range(1, N_COMPARE + 1)])
-        p_proc, p_base = start_pocketbase(tmp, 18091); procs.append(p_proc)
+        p_proc, p_base = start_pocketbase(tmp, free_port()); procs.append(p_proc)
         pb_filter = urllib.parse.quote("published=true && views>=5")
         envs = {
             "hearth": dict(BENCH_METHOD="POST", BENCH_PATH="/v1/query", BENCH_BODY=json.dumps(FILTERED_QUERY),
@@ -197,7 +213,7 @@ def scale(args):
     procs = []
     rng = random.Random(42)
     try:
-        port = 18082
+        port = free_port()
         proc, base = start_hearth(tmp, port); procs.append(proc)
         loaded = 0
         table = {}
@@ -238,7 +254,7 @@ def writecost(args):
     tmp = tempfile.mkdtemp(prefix="hearth-wcost-")
     procs = []
     try:
-        proc, base = start_hearth(tmp, 18083, args.binary); procs.append(proc)
+        proc, base = start_hearth(tmp, free_port(), args.binary); procs.append(proc)
         lua = os.path.join(ROOT, "bench", "lua", "docs.lua")
         env = dict(os.environ, BENCH_MODE="create", BENCH_PATH="/v1/docs/bench", BENCH_AUTH=f"Bearer {ADMIN_KEY}")
         costs = []

@@ -18,18 +18,31 @@ struct QueryPlan {
     /// True when the scans alone decide which documents match (no filter left to check), so that a count
     /// can count rows without reading documents.
     var exact = false
+    /// The plan to switch to when this one reads more than its budget of rows (adaptive planning).
+    var fallback: (() throws -> QueryPlan)?
 
     /// A plan that returns nothing.
-    static let empty = QueryPlan(scans: [], mode: .collect)
+    static var empty: QueryPlan { QueryPlan(scans: [], mode: .collect) }
 }
 
-/// How the planner trades an ordered scan (stops at the limit) against collecting and sorting a small set.
+/// How the planner trades an ordered scan (which stops at the limit) against collecting and sorting the
+/// matches of an equality (or a union of them).
 public struct QueryPlanning: Sendable {
-    /// Most documents a plan collects and sorts in memory when the query has a limit (beyond it, an ordered
-    /// scan that stops at the limit is cheaper); negative: never when an ordered scan can serve the query.
-    public var collectThreshold = 256
-    /// Whether a query without a limit collects an equality's matches rather than scanning its first ordering.
-    public var collectUnlimited = true
+    /// The choice between the two.
+    public enum Strategy: Sendable {
+        /// Limited queries try the ordered scan within `orderedScanBudget` rows, then collect; unlimited
+        /// queries collect.
+        case adaptive
+        /// Always the ordered scan when one can serve the query.
+        case ordered
+        /// Always collect when the filter allows it.
+        case collect
+    }
+
+    /// The strategy.
+    public var strategy = Strategy.adaptive
+    /// Index rows an adaptive ordered scan may read before it gives up for the collecting plan.
+    public var orderedScanBudget = 2_000
 
     /// The default planning.
     public init() {}
@@ -42,9 +55,10 @@ public struct QueryPlanning: Sendable {
 /// - The query's first ordering drives an ordered scan of that field's index (ranges from its filters and
 ///   the cursors), with the equality and array-contains filters on other fields as index probes.
 /// - An equality or array-contains filter drives a scan of that value's entries (in `__name__` order) when
-///   that order is the query's, or when it matches few documents (estimated with a bounded count).
+///   that order is the query's, when the query has no limit, or when the ordered scan reads more rows than
+///   its budget before reaching the limit (adaptive planning: the scan then yields to this plan).
 /// - Disjunctions (`or`, `in`, `array-contains-any`) run as a union of equality scans, one per term of the
-///   disjunctive normal form, when each term has one and together they are small.
+///   disjunctive normal form, when each term has one, on the same conditions.
 struct QueryPlanner {
     let query: Query
     let order: [Query.Order]
@@ -90,30 +104,46 @@ struct QueryPlanner {
 
     func plan() throws -> QueryPlan {
         let lookups = conjuncts.compactMap(Self.lookup)
-        let hasLimit = query.limit != nil || !planning.collectUnlimited
         let first = order[0]
+        let strategy: QueryPlanning.Strategy = planning.strategy == .adaptive && query.limit == nil ? .collect : planning.strategy
 
         if first.field.isDocumentName {
             if !lookups.isEmpty {
                 let best = try cheapest(lookups)
                 return finish(QueryPlan(scans: [equalityScan(best, others: lookups)], mode: .stream))
             }
-            if let union = try unionPlan(needsEstimate: hasLimit) { return union }
-            return finish(QueryPlan(scans: [nameScan()], mode: .stream))
+            return try withUnion(finish(QueryPlan(scans: [nameScan()], mode: .stream)), strategy)
         }
 
-        let ordered = QueryPlan(scans: [orderScan(first, lookups: lookups)],
-                                mode: order.count == 2 && order[1].field.isDocumentName && order[1].direction == first.direction
-                                    ? .stream : .sortRuns)
+        let ordered = finish(QueryPlan(scans: [orderScan(first, lookups: lookups)],
+                                       mode: order.count == 2 && order[1].field.isDocumentName && order[1].direction == first.direction
+                                           ? .stream : .sortRuns))
         if !lookups.isEmpty {
-            let (best, estimate) = try cheapestWithEstimate(lookups)
-            let scan = equalityScan(best, others: lookups)
-            if orderFollowsNames(constrainedBy: lookups) { return finish(QueryPlan(scans: [scan], mode: .stream)) }
-            if !hasLimit || estimate <= planning.collectThreshold { return finish(QueryPlan(scans: [scan], mode: .collect)) }
-            return finish(ordered)
+            if orderFollowsNames(constrainedBy: lookups) {
+                return finish(QueryPlan(scans: [equalityScan(try cheapest(lookups), others: lookups)], mode: .stream))
+            }
+            let collect = { () throws -> QueryPlan in
+                self.finish(QueryPlan(scans: [self.equalityScan(try self.cheapest(lookups), others: lookups)], mode: .collect))
+            }
+            switch strategy {
+            case .ordered: return ordered
+            case .collect: return try collect()
+            case .adaptive:
+                var plan = ordered
+                plan.fallback = collect
+                return plan
+            }
         }
-        if let union = try unionPlan(needsEstimate: hasLimit) { return union }
-        return finish(ordered)
+        return try withUnion(ordered, strategy)
+    }
+
+    /// The plan, or a union of equality scans instead (or as its fallback) when the filter allows one.
+    func withUnion(_ plan: QueryPlan, _ strategy: QueryPlanning.Strategy) throws -> QueryPlan {
+        guard strategy != .ordered, let union = unionPlan() else { return plan }
+        if strategy == .collect { return union }
+        var plan = plan
+        plan.fallback = { union }
+        return plan
     }
 
     /// Drops empty scans and marks plans whose scans decide the filter alone.
@@ -267,39 +297,33 @@ struct QueryPlanner {
         return try s.step() ? Int(s.int(0)) : 0
     }
 
+    /// The lookup with the fewest rows (counted up to a bound), which the others then probe.
     func cheapest(_ lookups: [Lookup]) throws -> Lookup {
-        lookups.count == 1 ? lookups[0] : try cheapestWithEstimate(lookups).0
-    }
-
-    func cheapestWithEstimate(_ lookups: [Lookup]) throws -> (Lookup, Int) {
+        if lookups.count == 1 { return lookups[0] }
         var best: (Lookup, Int)?
         for l in lookups {
-            let n = try estimate(equalityScan(l, others: []), cap: max(0, planning.collectThreshold) + 1)
+            let n = try estimate(equalityScan(l, others: []), cap: best.map { $0.1 } ?? Self.estimateCap)
             if best == nil || n < best!.1 { best = (l, n) }
         }
-        return best!
+        return best!.0
     }
+
+    /// Rows counted at most when comparing lookups.
+    static let estimateCap = 1_000
 
     // MARK: unions
 
     /// A union of equality scans, one per term of the filter's disjunctive normal form (`in` and
-    /// `array-contains-any` values as separate terms), when every term has an equality and, for limited
-    /// queries, the union is small.
-    func unionPlan(needsEstimate: Bool) throws -> QueryPlan? {
+    /// `array-contains-any` values as separate terms), when every term has an equality.
+    func unionPlan() -> QueryPlan? {
         guard let filter = query.filter, filter.hasDisjunction || conjuncts.contains(where: { $0.op == .in || $0.op == .arrayContainsAny })
         else { return nil }
         guard let terms = Self.terms(filter, cap: Limits.maxDisjunctions) else { return nil }
         var scans: [IndexScan] = []
-        var total = 0
         for term in terms {
             let lookups = term.compactMap(Self.lookup)
             if let best = lookups.first {
-                let scan = equalityScan(best, others: lookups)
-                if needsEstimate {
-                    total += try estimate(scan, cap: max(0, planning.collectThreshold) + 1)
-                    if total > planning.collectThreshold { return nil }
-                }
-                scans.append(scan)
+                scans.append(equalityScan(best, others: lookups))
             } else if let name = term.first(where: { $0.field.isDocumentName && $0.op == .equal }),
                       case .reference(let path) = name.value {
                 var scan = baseScan(IndexEntry.nameField)
@@ -307,7 +331,6 @@ struct QueryPlanner {
                 scan.narrowDocLower(.init(key: key, inclusive: true))
                 scan.narrowDocUpper(.init(key: key, inclusive: true))
                 scans.append(scan)
-                total += 1
             } else {
                 return nil
             }

@@ -126,9 +126,36 @@ extension ReadContext {
         try forward(resolved, planning, body)
     }
 
-    /// Runs a query without `limitToLast`, cursors resolved.
+    /// Runs a query without `limitToLast`, cursors resolved. A plan with a fallback runs within its row budget
+    /// first, holding its results back, and gives way to the fallback if the budget runs out.
     func forward(_ query: Query, _ planning: QueryPlanning, _ body: (StoredDocument, Document?) throws -> Bool) throws {
         let plan = try QueryPlanner(query: query, reader: self, planning: planning).plan()
+        guard let fallback = plan.fallback else {
+            _ = try execute(plan, query, budget: nil, body)
+            return
+        }
+        var held: [(StoredDocument, Document?)] = []
+        if try execute(plan, query, budget: planning.orderedScanBudget, { held.append(($0, $1)); return true }) {
+            for (stored, doc) in held where try !body(stored, doc) { return }
+            return
+        }
+        _ = try execute(try fallback(), query, budget: nil, body)
+    }
+
+    /// Runs one plan; false when it stopped because it read more than `budget` index rows.
+    func execute(_ plan: QueryPlan, _ query: Query, budget: Int?,
+                 _ body: (StoredDocument, Document?) throws -> Bool) throws -> Bool {
+        var rows = 0
+        var exhausted = false
+        // Counts a row against the budget; false once it is spent.
+        func spend() -> Bool {
+            rows += 1
+            if let budget, rows > budget {
+                exhausted = true
+                return false
+            }
+            return true
+        }
         var startOnly = query, endOnly = query
         startOnly.end = nil
         endOnly.start = nil
@@ -156,23 +183,26 @@ extension ReadContext {
         switch plan.mode {
         case .stream where plan.exact && query.start == nil && query.end == nil:
             // The rows are exactly the results, in order: no document needs decoding to be checked.
-            guard let scan = plan.scans.first else { return }
+            guard let scan = plan.scans.first else { return true }
             try scanRows(scan) { _, path in
+                guard spend() else { return false }
                 guard let stored = try document(at: path) else { return true }
                 return try deliver(stored, nil)
             }
         case .stream:
-            guard let scan = plan.scans.first else { return }
+            guard let scan = plan.scans.first else { return true }
             try scanRows(scan) { _, path in
+                guard spend() else { return false }
                 guard let (stored, doc) = try candidate(path), query.matches(doc) else { return true }
                 return try deliver(stored, doc)
             }
         case .sortRuns:
-            guard let scan = plan.scans.first else { return }
+            guard let scan = plan.scans.first else { return true }
             var run: [(StoredDocument, Document)] = []
             var runKey: [UInt8] = []
             var stopped = false
             try scanRows(scan) { key, path in
+                guard spend() else { return false }
                 if key != runKey {
                     for (stored, doc) in sorted(run) where try !deliver(stored, doc) {
                         stopped = true
@@ -184,8 +214,8 @@ extension ReadContext {
                 if let (stored, doc) = try candidate(path), query.matches(doc) { run.append((stored, doc)) }
                 return true
             }
-            if stopped { return }
-            for (stored, doc) in sorted(run) where try !deliver(stored, doc) { return }
+            if stopped || exhausted { return !exhausted }
+            for (stored, doc) in sorted(run) where try !deliver(stored, doc) { return true }
         case .collect:
             var seen = Set<DocumentPath>()
             var all: [(StoredDocument, Document)] = []
@@ -196,8 +226,9 @@ extension ReadContext {
                     return true
                 }
             }
-            for (stored, doc) in sorted(all) where try !deliver(stored, doc) { return }
+            for (stored, doc) in sorted(all) where try !deliver(stored, doc) { return true }
         }
+        return !exhausted
     }
 
     /// The stored and decoded document at a path named by an index row.

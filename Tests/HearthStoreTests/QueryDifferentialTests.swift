@@ -145,14 +145,16 @@ struct QueryDifferentialTests {
     }
 
     /// Plannings that force each kind of plan: the default, always an ordered scan when one can serve the
-    /// query (equality filters as probes), and always collecting an equality's or a union's matches.
+    /// query (equality filters as probes), always collecting an equality's or a union's matches, and an
+    /// adaptive ordered scan whose budget runs out after a few rows, so that it falls back mid-scan.
     static let plannings: [(String, QueryPlanning)] = {
         var ordered = QueryPlanning()
-        ordered.collectThreshold = -1
-        ordered.collectUnlimited = false
+        ordered.strategy = .ordered
         var collect = QueryPlanning()
-        collect.collectThreshold = .max - 1
-        return [("default", QueryPlanning()), ("ordered", ordered), ("collect", collect)]
+        collect.strategy = .collect
+        var fallback = QueryPlanning()
+        fallback.orderedScanBudget = 3
+        return [("default", QueryPlanning()), ("ordered", ordered), ("collect", collect), ("fallback", fallback)]
     }()
 
     /// Nil when the store answers the query as the reference does under every planning; otherwise what differs.

@@ -17,27 +17,40 @@ extension IndexKey {
     }
 
     /// The segments a key from `encode(segments:)` holds, or nil when the bytes are not such a key.
-    public static func decodeSegments(_ key: some Collection<UInt8>) -> [String]? {
-        var segments: [String] = []
-        var current: [UInt8] = []
-        var it = key.makeIterator()
-        while let b = it.next() {
-            guard b == 0x00 else {
-                current.append(b)
-                continue
+    public static func decodeSegments(_ key: [UInt8]) -> [String]? {
+        key.withUnsafeBufferPointer { bytes -> [String]? in
+            var segments: [String] = []
+            var start = 0
+            var escaped: [UInt8]?  // the current segment's bytes once it has held an escaped NUL
+            var k = 0
+            while k < bytes.count {
+                guard bytes[k] == 0x00 else {
+                    k += 1
+                    continue
+                }
+                guard k + 1 < bytes.count else { return nil }
+                switch bytes[k + 1] {
+                case 0xFF:
+                    escaped = (escaped ?? []) + bytes[start..<k] + [0x00]
+                    start = k + 2
+                case 0x01:
+                    let tail = UnsafeBufferPointer(rebasing: bytes[start..<k])
+                    if let prefix = escaped {
+                        segments.append(String(decoding: prefix + tail, as: UTF8.self))
+                    } else {
+                        segments.append(String(decoding: tail, as: UTF8.self))
+                    }
+                    escaped = nil
+                    start = k + 2
+                case 0x00:
+                    return start == k && escaped == nil && k + 2 == bytes.count ? segments : nil
+                default:
+                    return nil
+                }
+                k += 2
             }
-            switch it.next() {
-            case 0xFF?: current.append(0x00)
-            case 0x01?:
-                segments.append(String(decoding: current, as: UTF8.self))
-                current = []
-            case 0x00?:
-                return current.isEmpty && it.next() == nil ? segments : nil
-            default:
-                return nil
-            }
+            return nil
         }
-        return nil
     }
 
     /// The keys bounding the values of `value`'s type class that a range filter (`< <= > >=`) can match:
