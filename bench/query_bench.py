@@ -214,7 +214,7 @@ def scale(args):
     rng = random.Random(42)
     try:
         port = free_port()
-        proc, base = start_hearth(tmp, port); procs.append(proc)
+        proc, base = start_hearth(tmp, port, args.binary); procs.append(proc)
         loaded = 0
         table = {}
         for size in sizes:
@@ -297,6 +297,7 @@ def main():
     s = sub.add_parser("scale")
     s.add_argument("--sizes", default="10000,100000,1000000")
     s.add_argument("--requests", type=int, default=200)
+    s.add_argument("--binary", default=None)
     w = sub.add_parser("writecost")
     w.add_argument("--binary", default=None)
     w.add_argument("--duration", type=int, default=10)

@@ -4,10 +4,12 @@ import HearthCore
 ///
 /// Every field gets a value entry (nested map fields too, and the map itself); array fields also get one
 /// "contains" entry per distinct element; every document gets a `__name__` entry. The `key` is the value's
-/// `IndexKey`, so SQLite's BLOB order is Firestore's value order. Rows are stored twice, once per scope:
-/// collection (`doc` = the id's key, documents of one collection only) and collection group (`doc` = the
-/// whole path's key, every collection with that id). Within equal keys, rows sort by `doc`, which is
-/// Firestore's `__name__` order in both scopes.
+/// `IndexKey`, so SQLite's BLOB order is Firestore's value order. Rows are stored per scope: collection group
+/// (`doc` = the whole path's key, every collection with that id) and, for documents of subcollections,
+/// collection too (`doc` = the id's key, documents of one collection only), so that a query on one
+/// subcollection never reads its siblings' rows. A root collection's documents are contiguous in the group
+/// scope (their keys start with the collection id), so they need no second copy: writes stay cheaper.
+/// Within equal keys, rows sort by `doc`, which is Firestore's `__name__` order in both scopes.
 struct IndexEntry: Hashable {
     /// The `field` column: the canonical field path, prefixed by `containsMarker` for array-contains entries.
     var field: String
@@ -28,6 +30,13 @@ struct IndexEntry: Hashable {
     static func collectionScope(_ collection: CollectionPath) -> String { "c" + collection.description }
     /// The `scope` column for a collection group.
     static func groupScope(_ id: String) -> String { "g" + id }
+
+    /// The scopes (and `doc` column values) a document's rows go to.
+    static func scopes(of path: DocumentPath) -> [(scope: String, doc: [UInt8])] {
+        let group = (groupScope(path.collectionID), IndexKey.encode(segments: path.segments))
+        if path.segments.count == 2 { return [group] }
+        return [group, (collectionScope(path.parent), IndexKey.encode(segments: [path.id]))]
+    }
 
     /// The entries of a document's fields, or an error past Firestore's per-document limit.
     static func entries(of fields: [String: Value]) throws(HearthError) -> Set<IndexEntry> {

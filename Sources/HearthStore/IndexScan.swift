@@ -14,6 +14,9 @@ struct IndexScan {
     var scope: String
     /// The collection of a collection-scope scan (its `doc` column holds ids); nil for a group scan (whole paths).
     var collection: CollectionPath?
+    /// For a root collection's query, served from its group scope: the collection, whose rows are those of
+    /// two-segment paths starting with it (others in the range are skipped).
+    var rootCollection: CollectionPath?
     /// The `field` column.
     var field: String
     var lower: Bound?
@@ -101,6 +104,7 @@ struct IndexScan {
             return DocumentPath(uncheckedSegments: collection.segments + segments)
         }
         guard segments.count >= 2, segments.count % 2 == 0 else { return nil }
+        if let rootCollection, segments.count != 2 || segments[0] != rootCollection.id { return nil }
         return DocumentPath(uncheckedSegments: segments)
     }
 
@@ -110,6 +114,7 @@ struct IndexScan {
             guard path.parent == collection else { return nil }
             return IndexKey.encode(segments: [path.id])
         }
+        if let rootCollection, path.parent != rootCollection { return nil }
         return IndexKey.encode(segments: path.segments)
     }
 }

@@ -161,6 +161,13 @@ struct QueryPlanner {
     func baseScan(_ field: String) -> IndexScan {
         var scan: IndexScan
         switch query.source {
+        case .collection(let c) where c.segments.count == 1:
+            // A root collection's rows are the group scope's paths that start with it (see IndexEntry).
+            scan = IndexScan(scope: IndexEntry.groupScope(c.id), collection: nil, field: field)
+            scan.rootCollection = c
+            let prefix = IndexKey.prefix(segments: c.segments)
+            scan.narrowDocLower(.init(key: prefix, inclusive: true))
+            scan.narrowDocUpper(.init(key: prefix + [0xFF], inclusive: false))
         case .collection(let c):
             scan = IndexScan(scope: IndexEntry.collectionScope(c), collection: c, field: field)
         case .collectionGroup(let id, let under):

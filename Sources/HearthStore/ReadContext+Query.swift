@@ -89,7 +89,17 @@ extension ReadContext {
         guard plan.exact, plan.scans.count == 1 else { return nil }
         var scan = plan.scans[0]
         scan.descending = false
-        let (sql, params) = scan.sql(limit: forward.limit.map { $0 + forward.offset })
+        let cap = forward.limit.map { $0 + forward.offset }
+        if scan.rootCollection != nil {
+            // Deeper collections with the same id may share the range: count only the collection's own rows.
+            var rows = 0
+            try scanRows(scan) { _, _ in
+                rows += 1
+                return cap.map { rows < $0 } ?? true
+            }
+            return max(0, rows - forward.offset)
+        }
+        let (sql, params) = scan.sql(limit: cap)
         let s = try connection.prepare("SELECT count(*) FROM (\(sql))")
         defer { s.reset() }
         s.bind(params)

@@ -28,10 +28,7 @@ extension WriteContext {
 
     func updateIndex(_ path: DocumentPath, removing: Set<IndexEntry>, adding: Set<IndexEntry>) throws {
         if removing.isEmpty && adding.isEmpty { return }
-        let scopes = [
-            (IndexEntry.collectionScope(path.parent), IndexKey.encode(segments: [path.id])),
-            (IndexEntry.groupScope(path.collectionID), IndexKey.encode(segments: path.segments)),
-        ]
+        let scopes = IndexEntry.scopes(of: path)
         if !removing.isEmpty {
             let s = try connection.prepare("DELETE FROM field_index WHERE scope = ? AND field = ? AND key = ? AND doc = ?")
             for (scope, doc) in scopes {
