@@ -18,7 +18,8 @@ writecost: CPU time the server spends per create (wrk, 16 connections, the ~300-
 
     python3 bench/query_bench.py writecost [--binary .build/release/hearth] [--duration 10] [--rounds 3]
 """
-import argparse, http.client, json, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.parse
+from http.client import HTTPConnection
+import argparse, json, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -189,7 +190,7 @@ SCALE_QUERIES = [
 
 
 def latency(port, kind, body, requests):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn = HTTPConnection("127.0.0.1", port, timeout=60)
     payload = json.dumps(body)
     headers = {"Content-Type": "application/json", **AUTH}
     times = []

@@ -149,8 +149,19 @@ extension ReadContext {
             for (stored, doc) in held where try !body(stored, doc) { return }
             return
         }
-        _ = try execute(try fallback(), query, budget: nil, body)
+        // The ordered scan is slow to reach the limit; collecting is better only if it reads fewer documents.
+        let alternative = try fallback()
+        let cap = Self.fallbackRowsPerBudgetRow * planning.orderedScanBudget
+        var rows = 0
+        let planner = QueryPlanner(query: query, reader: self, planning: planning)
+        for scan in alternative.scans where rows < cap { rows += try planner.estimate(scan, cap: cap - rows) }
+        _ = try execute(rows < cap ? alternative : plan, query, budget: nil, body)
     }
+
+    /// Past its budget, an ordered scan gives way to collecting only when that reads fewer than this many
+    /// times the budget's rows; otherwise finishing the scan (one index probe per row, against a fetch,
+    /// decode and sort per collected document) is likely cheaper.
+    static let fallbackRowsPerBudgetRow = 4
 
     /// Runs one plan; false when it stopped because it read more than `budget` index rows.
     func execute(_ plan: QueryPlan, _ query: Query, budget: Int?,
