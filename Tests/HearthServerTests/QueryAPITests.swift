@@ -73,6 +73,10 @@ import Testing
         (#"{"from": {"collectionGroup": "landmarks"}, "orderBy": [{"field": "name"}]}"#, ["beijing", "eiffel", "golden", "jingshan", "legion"]),
         (#"{"from": {"collectionGroup": "landmarks", "under": "cities/SF"}}"#, ["golden", "legion"]),
         (#"{"from": "cities/BJ/landmarks", "orderBy": [{"field": "name", "direction": "desc"}]}"#, ["jingshan", "beijing"]),
+        // A root collection shares its id with subcollections: its query returns only its own documents.
+        (#"{"from": "landmarks"}"#, ["eiffel"]),
+        (#"{"from": "landmarks", "orderBy": [{"field": "name"}]}"#, ["eiffel"]),
+        (#"{"from": "landmarks", "where": [["type", "in", ["museum", "tower"]]]}"#, ["eiffel"]),
     ]
 
     @Test func operatorsOrdersCursorsAndGroups() async throws {
@@ -116,6 +120,10 @@ import Testing
             #expect(range.json?["result"]?["n"] == .int(3))
             let group = try await client.aggregate(#"{"query": {"from": {"collectionGroup": "landmarks"}}, "aggregations": {"n": {"count": {}}}}"#)
             #expect(group.json?["result"]?["n"] == .int(5))
+            let root = try await client.aggregate(#"{"query": {"from": "landmarks"}, "aggregations": {"n": {"count": {}}}}"#)
+            #expect(root.json?["result"]?["n"] == .int(1))
+            let rootTyped = try await client.aggregate(#"{"query": {"from": "landmarks", "where": [["type", "==", "tower"]]}, "aggregations": {"n": {"count": {}}}}"#)
+            #expect(rootTyped.json?["result"]?["n"] == .int(1))
 
             // Sums of doubles are doubles; non-numbers are skipped.
             try await client.load([("scores/a", #"{"v": 1.5}"#), ("scores/b", #"{"v": 2}"#), ("scores/c", #"{"v": "x"}"#)])
