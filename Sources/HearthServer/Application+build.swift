@@ -55,6 +55,7 @@ public func buildApplication(
     }
     DocumentRoutes(database: database).register(on: router)
     accounts.register(on: router, configuration: configuration)
+    QueryRoutes(database: database).register(on: router)
 
     var app = Application(
         router: router,
