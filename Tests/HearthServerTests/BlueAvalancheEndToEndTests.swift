@@ -71,6 +71,29 @@ import Testing
                   {"create": "posts/\(makeAutoID())", "data": \(Self.post(uid, #"["linkedin", "twitter"]"#))}]}
                 """), "connecting and posting in one commit")
 
+            // Statistics (newest first, the author pinned) and analytics: the count through an aggregate, the
+            // average time between posts from the first and last (the gaps telescope).
+            let stats = try hearth.expectAllowed(try await ann.query(
+                #"{"from": "posts", "where": [["author", "==", "\#(uid)"]], "orderBy": [["createdAt", "desc"]], "limit": 20}"#))
+            #expect(stats.documentPaths.count == 2 && stats.documentPaths.last == post)
+            try hearth.expectDenied(try await ann.query(#"{"from": "posts", "limit": 20}"#), "posts without the author pinned")
+            let mariaCount = try hearth.expectAllowed(try await maria.aggregate(
+                #"{"query": {"from": "posts", "where": [["author", "==", "maria"]]}, "aggregations": {"posts": {"count": {}}}}"#))
+            guard case .int(let n)? = mariaCount.json?["result"]?["posts"] else { throw ExpectationFailure("no count") }
+            func edge(_ direction: String) async throws -> Int64 {
+                let r = try await maria.query(
+                    #"{"from": "posts", "where": [["author", "==", "maria"]], "orderBy": [["scheduledAt", "\#(direction)"]], "limit": 1}"#)
+                guard case .array(let docs)? = r.json?["documents"], let text = docs.first?["data"]?["scheduledAt"]?["$timestamp"]?.stringValue,
+                      let t = Timestamp(rfc3339: text) else { throw ExpectationFailure("no post: \(r.text)") }
+                return t.microseconds
+            }
+            let (oldest, newest) = (try await edge("asc"), try await edge("desc"))
+            #expect(n > 1 && newest > oldest)
+            let averageGapHours = Double(newest - oldest) / Double(n - 1) / 3_600_000_000
+            #expect(averageGapHours > 0, "maria posts every \(averageGapHours) h on average")
+            try hearth.expectDenied(try await ann.aggregate(
+                #"{"query": {"from": "posts", "where": [["author", "==", "maria"]]}, "aggregations": {"posts": {"count": {}}}}"#), "another's analytics")
+
             // Edit while scheduled; the publisher (admin key) marks it published; then it is frozen.
             try hearth.expectAllowed(try await ann.patch("/v1/docs/\(post)", #"{"content": "Spring sale starts Tuesday", "updatedAt": \#(Self.now)}"#))
             try hearth.expectDenied(try await maria.get("/v1/docs/\(post)"), "reading another's post")

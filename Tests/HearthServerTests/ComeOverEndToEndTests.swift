@@ -69,6 +69,26 @@ import Testing
             try hearth.expectDenied(try await sam.put("/v1/docs/users/\(signUp.uid)",
                                                       #"{"displayName": "Hacked", "username": "rita_k", "createdAt": \#(Self.now)}"#))
 
+            // My Events, soonest first, and the guest count; the query must pin the author.
+            let myEvents = try hearth.expectAllowed(try await rita.query(
+                #"{"from": "events", "where": [["author", "==", "\#(signUp.uid)"]], "orderBy": [["startsAt", "asc"]], "limit": 20}"#))
+            #expect(myEvents.documentPaths == [event])
+            let omars = try await omar.query(#"{"from": "events", "where": [["author", "==", "omar"]], "orderBy": [["startsAt", "asc"]], "limit": 3}"#)
+            #expect(omars.documentPaths.count == 3)
+            try hearth.expectDenied(try await rita.query(#"{"from": "events", "orderBy": [["startsAt", "asc"]]}"#), "events without the author pinned")
+            let count = try hearth.expectAllowed(try await rita.aggregate(
+                #"{"query": {"from": "\#(event)/invitations"}, "aggregations": {"guests": {"count": {}}}}"#))
+            #expect(count.json?["result"]?["guests"] == .int(2))
+            try hearth.expectDenied(try await omar.aggregate(
+                #"{"query": {"from": "\#(event)/invitations"}, "aggregations": {"guests": {"count": {}}}}"#), "an invitee counts the guests")
+            // Events I'm invited to: a collection-group query pinned to my uid.
+            let invited = try hearth.expectAllowed(try await omar.query(
+                #"{"from": {"collectionGroup": "invitations"}, "where": [["uid", "==", "omar"]]}"#))
+            #expect(invited.documentPaths.contains("\(event)/invitations/omar"))
+            try hearth.expectDenied(try await omar.query(#"{"from": {"collectionGroup": "invitations"}}"#), "every invitation")
+            // Find a user to invite by username.
+            #expect(try await rita.query(#"{"from": "users", "where": [["username", "==", "rita_k"]], "limit": 1}"#).documentIDs == [signUp.uid])
+
             // Remove one guest, then delete the event with its invitations.
             try hearth.expectAllowed(try await rita.delete("/v1/docs/\(event)/invitations/omar"))
             try hearth.expectDenied(try await omar.get("/v1/docs/\(event)"), "a removed guest reads the event")

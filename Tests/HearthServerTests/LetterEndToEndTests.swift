@@ -48,6 +48,32 @@ import Testing
             try hearth.expectAllowed(try await tess.get("/v1/docs/users/\(uid)/letters/\(id)"))
             try hearth.expectDenied(try await tess.patch("/v1/docs/letters/\(id)", #"{"title": "Edited"}"#), "editing a letter")
 
+            // Home: every letter, newest first, 5 at a time; pull to refresh runs it again, scrolling continues
+            // after the last letter shown (a document cursor).
+            let home = #"{"from": "letters", "orderBy": [["createdAt", "desc"]], "limit": 5}"#
+            let first = try hearth.expectAllowed(try await bob.query(home), "the home timeline")
+            #expect(first.documentPaths.count == 5 && first.documentPaths.first == "letters/\(id)")
+            #expect(try await bob.query(home).documentPaths == first.documentPaths)
+            let more = try hearth.expectAllowed(try await bob.query(
+                #"{"from": "letters", "orderBy": [["createdAt", "desc"]], "limit": 5, "startAfter": "\#(first.documentPaths.last!)"}"#))
+            #expect(more.documentPaths.count == 5 && Set(more.documentPaths).isDisjoint(with: first.documentPaths))
+            let times = (first.json?["documents"]).map { json -> [String] in
+                guard case .array(let docs) = json else { return [] }
+                return docs.compactMap { $0["data"]?["createdAt"]?["$timestamp"]?.stringValue }
+            } ?? []
+            #expect(times.count == 5 && times == times.sorted(by: >), "newest first")
+            // Categories in their order, and letters of one category.
+            #expect(try await bob.query(#"{"from": "categories", "orderBy": [["order", "asc"]]}"#).documentIDs
+                    == ["love", "friendship", "work", "study", "family", "health"])
+            let study = try hearth.expectAllowed(try await bob.query(
+                #"{"from": "letters", "where": [["category", "==", "study"]], "orderBy": [["createdAt", "desc"]], "limit": 20}"#))
+            #expect(study.documentPaths.first == "letters/\(id)")
+            // The profile's "my letters" comes from the private index; nobody else may list it.
+            #expect(try await tess.query(#"{"from": "users/\#(uid)/letters", "orderBy": [["createdAt", "desc"]]}"#).documentIDs == [id])
+            try hearth.expectDenied(try await bob.query(#"{"from": "users/\#(uid)/letters"}"#), "listing another's index")
+            try hearth.expectDenied(try await bob.query(#"{"from": {"collectionGroup": "letters"}}"#), "a collection-group query on letters")
+            try hearth.expectDenied(try await anonymous.query(home), "a visitor's timeline")
+
             // Reply, report, and moderation.
             let replied = try hearth.expectAllowed(try await bob.post("/v1/docs/letters/\(id)/replies",
                 #"{"content": "Sleep first, revise after. You know more than you think.", "createdAt": \#(Self.now), "report": false}"#))
@@ -63,6 +89,10 @@ import Testing
             let second = try hearth.expectAllowed(try await bob.post("/v1/docs/letters/\(id)/replies",
                 #"{"content": "Good luck!", "createdAt": \#(Self.now), "report": false}"#))
 
+            // The number of replies, through an aggregate.
+            let count = try hearth.expectAllowed(try await tess.aggregate(
+                #"{"query": {"from": "letters/\#(id)/replies"}, "aggregations": {"replies": {"count": {}}}}"#))
+            #expect(count.json?["result"]?["replies"] == .int(1))
             // Replies listed page by page (the author's view of them).
             let page = try hearth.expectAllowed(try await tess.get("/v1/docs/letters/\(id)/replies?pageSize=10"))
             guard case .array(let replies)? = page.json?["documents"] else { throw ExpectationFailure("no replies listed") }

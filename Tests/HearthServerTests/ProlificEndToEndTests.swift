@@ -129,17 +129,22 @@ import Testing
                 """), "a snippet for a closed round")
             try hearth.expectDenied(try await zoe.patch("/v1/docs/\(project)", #"{"title": "Retitled"}"#), "retitling the thread")
 
-            // The thread list, page by page (pull to refresh re-reads the first page).
-            let first = try hearth.expectAllowed(try await bob.get("/v1/docs/projects?pageSize=10"))
-            let token = try #require(first.json?["nextPageToken"]?.stringValue)
-            let second = try hearth.expectAllowed(try await bob.get("/v1/docs/projects?pageSize=10&pageToken=\(token)"))
-            guard case .array(let page1)? = first.json?["documents"], case .array(let page2)? = second.json?["documents"] else {
-                throw ExpectationFailure("listing without documents")
-            }
-            #expect(page1.count == 10 && !page2.isEmpty)
-            let paths1 = Set(page1.compactMap { $0["path"]?.stringValue })
-            let paths2 = page2.compactMap { $0["path"]?.stringValue }
-            #expect(paths1.count == 10 && paths1.isDisjoint(with: paths2))
+            // Home feed: newest activity first, 10 at a time; refresh runs it again; scrolling continues after
+            // the last thread shown.
+            let feed = #"{"from": "projects", "orderBy": [["updatedAt", "desc"]], "limit": 10}"#
+            let first = try hearth.expectAllowed(try await bob.query(feed), "the home feed")
+            #expect(first.documentPaths.count == 10 && first.documentPaths.first == project)
+            #expect(try await bob.query(feed).documentPaths == first.documentPaths)
+            let next = try hearth.expectAllowed(try await bob.query(
+                #"{"from": "projects", "orderBy": [["updatedAt", "desc"]], "limit": 10, "startAfter": "\#(first.documentPaths.last!)"}"#))
+            #expect(next.documentPaths.count == 10 && Set(next.documentPaths).isDisjoint(with: first.documentPaths))
+            // A round's snippets, most votes first; "my snippets" across every thread.
+            let ranked = try await bob.query(#"{"from": "\#(project)/rounds/1/snippets", "orderBy": [["votes", "desc"]], "limit": 50}"#)
+            #expect(ranked.documentPaths == [bobs, carols])
+            let mine = try hearth.expectAllowed(try await bob.query(
+                #"{"from": {"collectionGroup": "snippets"}, "where": [["author", "==", "bob"]], "orderBy": [["createdAt", "desc"]]}"#))
+            #expect(mine.documentPaths.first == bobs)
+            try hearth.expectDenied(try await anonymous.query(feed), "a visitor's feed")
 
             // A visitor who is not signed in sees nothing.
             try hearth.expectDenied(try await anonymous.get("/v1/docs/\(project)"))
