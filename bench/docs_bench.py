@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LUA = os.path.join(ROOT, "bench", "lua", "docs.lua")
 N_DOCS = 30_000
-ADMIN_KEY = "hak_bench_admin_key_0123456789abcdef"
+ADMIN_KEY = "hak_bench_" + os.urandom(16).hex()  # fresh per run, so no other server accepts it
 
 
 def http(method, url, body=None, headers=None):
@@ -22,6 +22,13 @@ def http(method, url, body=None, headers=None):
     req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read() or b"{}")
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def wait_up(url, seconds=60):
@@ -100,10 +107,10 @@ def main():
     tmp = tempfile.mkdtemp(prefix="hearth-bench-")
     procs = []
     try:
-        h_proc, h_env, h_base = start_hearth(tmp, 18080, args.synchronous); procs.append(h_proc)
+        h_proc, h_env, h_base = start_hearth(tmp, free_port(), args.synchronous); procs.append(h_proc)
         print(f"Hearth durability: {args.synchronous}; PocketBase: WAL with synchronous=NORMAL; {args.connections} connections, "
               f"{args.duration} s per run, {args.rounds} rounds, load average {os.getloadavg()[0]:.1f}", flush=True)
-        p_proc, p_env, p_base = start_pocketbase(tmp, 18090); procs.append(p_proc)
+        p_proc, p_env, p_base = start_pocketbase(tmp, free_port()); procs.append(p_proc)
         results = {}
         for workload in ["create", "get"]:
             for _ in range(args.rounds):

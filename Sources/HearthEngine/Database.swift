@@ -133,6 +133,8 @@ public final class Database: Sendable {
     static func apply(_ writes: [Write], commitTime: Timestamp, in context: WriteContext) throws -> CommitResult {
         var state: [DocumentPath: (Document, StoredDocument)?] = [:]
         var order: [DocumentPath] = []
+        // The fields stored before this commit (nil: missing), so index maintenance touches only what changed.
+        var original: [DocumentPath: [String: Value]?] = [:]
         var results: [WriteResult] = []
         results.reserveCapacity(writes.count)
         for write in writes {
@@ -141,6 +143,7 @@ public final class Database: Sendable {
                 existing = cached?.0
             } else {
                 existing = try context.reader.document(at: write.path)?.decoded()
+                if original[write.path] == nil { original[write.path] = .some(existing?.fields) }
             }
             let (outcome, transformResults) = try write.apply(to: existing, commitTime: commitTime)
             switch outcome {
@@ -159,10 +162,10 @@ public final class Database: Sendable {
             }
         }
         for path in order {
-            if case .some(.some(let (_, stored))) = state[path] {
-                try context.put(stored, commitTime: commitTime)
+            if case .some(.some(let (doc, stored))) = state[path] {
+                try context.put(stored, fields: doc.fields, previous: original[path] ?? nil, commitTime: commitTime)
             } else {
-                try context.delete(path, commitTime: commitTime)
+                try context.delete(path, previous: original[path] ?? nil, commitTime: commitTime)
             }
         }
         return CommitResult(writeResults: results, commitTime: commitTime)

@@ -60,6 +60,7 @@ public func buildApplication(
     }
     DocumentRoutes(database: database).register(on: router)
     accounts.register(on: router, configuration: configuration)
+    QueryRoutes(database: database).register(on: router)
     let feed = ChangeFeed(database: database, configuration: configuration.listen,
                           revocations: accounts.auth.revocations, logger: logger)
     let listen = ListenEndpoint(feed: feed) { [auth = accounts.auth] token async throws(HearthError) -> (Identity, ListenSession?) in

@@ -1,3 +1,5 @@
+import HearthCore
+
 /// The database schema, created and upgraded by numbered migrations (`PRAGMA user_version`).
 enum Schema {
     /// Each entry upgrades the schema by one version; never edit a shipped entry, add a new one.
@@ -81,7 +83,33 @@ enum Schema {
         );
         CREATE INDEX auth_outbox_by_uid ON auth_outbox(uid);
         """,
+        // The field index (see IndexEntry): one row per indexed value of a document, in the scope of its
+        // collection ("c" + collection path) and of its collection group ("g" + collection id).
+        """
+        CREATE TABLE field_index (
+            scope TEXT NOT NULL,
+            field TEXT NOT NULL,
+            key BLOB NOT NULL,
+            doc BLOB NOT NULL,
+            PRIMARY KEY (scope, field, key, doc)
+        ) WITHOUT ROWID;
+        """,
     ]
+
+    /// The schema version that created the field index.
+    static let fieldIndexVersion = 3
+
+    /// Indexes the documents of a database made before the field index existed, in the migration's
+    /// transaction, one document at a time.
+    static func indexStoredDocuments(_ connection: SQLiteConnection) throws {
+        let rows = try connection.prepare("SELECT path, data FROM documents")
+        defer { rows.reset() }
+        while try rows.step() {
+            let path = try DocumentPath(rows.text(0))
+            let fields = try Value.decodeFields(JSON.parse(rows.blob(1)))
+            try WriteContext.updateIndex(on: connection, path, removing: [], adding: try IndexEntry.entries(of: fields))
+        }
+    }
 
     static func migrate(_ connection: SQLiteConnection) throws {
         let current = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
@@ -91,6 +119,7 @@ enum Schema {
             for version in current..<migrations.count {
                 try connection.execute(migrations[version])
             }
+            if current < fieldIndexVersion { try indexStoredDocuments(connection) }
             try connection.execute("PRAGMA user_version = \(migrations.count)")
             try connection.execute("COMMIT")
         } catch {

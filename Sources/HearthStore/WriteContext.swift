@@ -18,8 +18,14 @@ public final class WriteContext {
     /// A commit time later than every earlier commit's.
     public func nextCommitTime() -> Timestamp { writer.nextCommitTime() }
 
-    /// Stores a document (insert or replace) and logs the change.
+    /// Stores a document (insert or replace), updates its index entries and logs the change. Callers that hold
+    /// the decoded fields use `put(_:fields:previous:commitTime:)`, which skips decoding.
     public func put(_ document: StoredDocument, commitTime: Timestamp) throws {
+        let fields = try document.decoded().fields
+        try put(document, fields: fields, previous: try storedFields(document.path), commitTime: commitTime)
+    }
+
+    func putRow(_ document: StoredDocument, commitTime: Timestamp) throws {
         let s = try connection.prepare("""
             INSERT INTO documents(path, parent, collection_id, data, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT(path) DO UPDATE SET data = excluded.data, create_time = excluded.create_time,
@@ -36,9 +42,13 @@ public final class WriteContext {
         try log(path: path, document: document, commitTime: commitTime)
     }
 
-    /// Deletes a document (if present) and logs the change. Returns whether it existed.
+    /// Deletes a document (if present) with its index entries and logs the change. Returns whether it existed.
     @discardableResult
     public func delete(_ path: DocumentPath, commitTime: Timestamp) throws -> Bool {
+        try delete(path, previous: try storedFields(path), commitTime: commitTime)
+    }
+
+    func deleteRow(_ path: DocumentPath, commitTime: Timestamp) throws -> Bool {
         let s = try connection.prepare("DELETE FROM documents WHERE path = ?")
         s.bind(1, path.description)
         try s.run()

@@ -26,6 +26,8 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
     @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
     @OptionGroup(title: "Accounts") var accounts: AuthOptions
+    @Option(help: "A fixture file whose documents are stored at start (documents already equal are left alone).") var fixtures: String?
+    @Option(help: "Start a seed app (blue-avalanche, letter, prolific, comeover) with its rules and data in a temporary data folder.") var demo: String?
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -54,14 +56,18 @@ struct Serve: AsyncParsableCommand {
         configuration.dev = dev
         configuration.rulesFile = setting(rules, "HEARTH_RULES", "rules")
         try accounts.apply(to: &configuration, environment: environment, file: file)
+        let startup = try prepareFixtures(&configuration)
+        defer { startup.cleanUp() }
 
         let (host, folder) = (configuration.host, configuration.dataDirectory)
         // A rules file that does not compile throws `RulesStartupError`, which the command line prints (every
         // diagnostic with its caret) before exiting with a failure status.
         let (app, services) = try await buildApplication(configuration: configuration) { port in
             print("hearth listening on http://\(host):\(port) (data in \(folder))")
+            if let banner = startup.banner { print(banner) }
             fflush(nil)  // scripts and tests wait for this line on a pipe
         }
+        try await startup.load(into: services)
         let group = ServiceGroup(configuration: .init(
             services: [app, services.feed], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "hearth")))
         try await group.run()

@@ -1,0 +1,55 @@
+import HearthCore
+import HearthStore
+
+/// Queries and aggregations, served from the field index.
+extension Database {
+    /// Runs a query for an identity. Under a transaction, every returned document's version is recorded as a
+    /// read, so the commit aborts if one changes.
+    public func runQuery(_ query: Query, as identity: Identity, transaction: String? = nil) async throws -> QueryResult {
+        if let transaction { try transactions.touch(transaction, identity: identity) }
+        try authorizeQuery(query, identity)
+        let readTime = Timestamp.now()
+        let documents = try await store.read { try $0.runQuery(query) }
+        if let transaction {
+            for doc in documents {
+                try transactions.recordRead(transaction, identity: identity, path: doc.path, version: doc.updateTime)
+            }
+        }
+        return QueryResult(documents: documents, readTime: readTime)
+    }
+
+    /// Runs an aggregation for an identity. Under a transaction, every aggregated document's version is
+    /// recorded as a read.
+    public func runAggregate(_ aggregate: AggregateQuery, as identity: Identity,
+                             transaction: String? = nil) async throws -> AggregateResult {
+        if let transaction { try transactions.touch(transaction, identity: identity) }
+        try authorizeQuery(aggregate.query, identity)
+        let readTime = Timestamp.now()
+        let recording = transaction != nil
+        let (result, documents) = try await store.read { try $0.runAggregate(aggregate, returningDocuments: recording) }
+        if let transaction {
+            for doc in documents {
+                try transactions.recordRead(transaction, identity: identity, path: doc.path, version: doc.updateTime)
+            }
+        }
+        return AggregateResult(values: result, order: aggregate.aggregations.map(\.alias), readTime: readTime)
+    }
+}
+
+/// A query's answer.
+public struct QueryResult: Sendable {
+    /// The documents, in the query's order (projected when the query selects fields).
+    public var documents: [StoredDocument]
+    /// When the query read the database.
+    public var readTime: Timestamp
+}
+
+/// An aggregation's answer.
+public struct AggregateResult: Sendable {
+    /// Each aggregation's value by alias.
+    public var values: [String: Value]
+    /// The aliases in request order.
+    public var order: [String]
+    /// When the aggregation read the database.
+    public var readTime: Timestamp
+}

@@ -1,0 +1,159 @@
+import HearthAuth
+import HearthCore
+import HearthStore
+
+/// Loads fixture files into a database and exports a database as one. `hearth fixtures`, `hearth serve
+/// --fixtures` and `--demo`, and HearthTesting all load data through this type.
+public struct FixtureLoader: Sendable {
+    /// What a load did.
+    public struct Report: Sendable, Equatable {
+        /// Documents created or replaced.
+        public var written: Int
+        /// Documents already stored with the fixture's content, left alone.
+        public var unchanged: Int
+        /// Accounts created.
+        public var usersCreated = 0
+        /// Accounts that existed already (their claims are set to the fixture's; passwords are kept).
+        public var usersExisting = 0
+    }
+
+    /// The database loaded into or exported from.
+    public let database: Database
+    /// The account service the fixture's users go to; nil loads documents only.
+    public let auth: AuthService?
+
+    /// Makes a loader over a database and, for the fixture's users, an account service.
+    public init(database: Database, auth: AuthService? = nil) {
+        self.database = database
+        self.auth = auth
+    }
+
+    /// Loads the fixture's documents and (when an account service is given) its users.
+    @discardableResult
+    public func load(_ fixture: FixtureFile) async throws -> Report {
+        var report = try await loadDocuments(fixture)
+        (report.usersCreated, report.usersExisting) = try await loadUsers(fixture)
+        return report
+    }
+
+    /// Creates the fixture's accounts with their passwords, verified emails and claims. Idempotent: an
+    /// account that exists keeps its password and gets the fixture's claims; an email held by another uid
+    /// is refused.
+    public func loadUsers(_ fixture: FixtureFile) async throws -> (created: Int, existing: Int) {
+        guard let auth else { return (0, 0) }
+        var created = 0, existing = 0
+        for user in fixture.users {
+            if let current = try await Self.account(auth, uid: user.uid) {
+                guard current.emailNormalized == user.email.lowercased() else {
+                    throw HearthError.alreadyExists(
+                        "fixture user \(user.uid) has email \(user.email), but the stored account has \(current.email ?? "none")")
+                }
+                if current.claims != user.claims { _ = try await auth.setClaims(uid: user.uid, claims: user.claims) }
+                existing += 1
+            } else {
+                let new = AuthService.NewUser(uid: user.uid, email: user.email, password: user.password,
+                                              emailVerified: true, claims: user.claims)
+                if let failure = await Self.create(auth, new) {
+                    throw HearthError(failure.code, "fixture user \(user.uid): \(failure.message)")
+                }
+                created += 1
+            }
+        }
+        return (created, existing)
+    }
+
+    /// The account with a uid, or nil when there is none.
+    static func account(_ auth: AuthService, uid: String) async throws -> UserRecord? {
+        do {
+            return try await auth.user(uid: uid)
+        } catch {
+            let failure: HearthError = error
+            if failure.code != .notFound { throw failure }
+        }
+        return nil
+    }
+
+    /// Creates an account; answers why it could not be made, if it could not.
+    static func create(_ auth: AuthService, _ new: AuthService.NewUser) async -> HearthError? {
+        do {
+            _ = try await auth.createUser(new)
+            return nil
+        } catch {
+            let failure: HearthError = error
+            return failure
+        }
+    }
+
+    /// Deletes every account, then creates the fixture's: sign-ups, sessions and password changes made by a
+    /// test are gone.
+    public func resetUsers(to fixture: FixtureFile) async throws {
+        guard let auth else { return }
+        var uids: [String] = []
+        var token: String?
+        repeat {
+            let page = try await auth.listUsers(pageSize: AuthLimits.maxUserPageSize, pageToken: token)
+            uids += page.users.map(\.uid)
+            token = page.nextPageToken
+        } while token != nil
+        for uid in uids { try await auth.deleteUser(uid: uid) }
+        _ = try await loadUsers(fixture)
+    }
+
+    /// Stores the fixture's documents as the admin. Idempotent: a document already stored with the same
+    /// fields is not written again, so loading at every start neither bumps update times nor fills the
+    /// change log. Accounts are not created here: they live in the account storage (see the callers).
+    @discardableResult
+    public func loadDocuments(_ fixture: FixtureFile) async throws -> Report {
+        var writes: [Write] = []
+        for (path, data) in fixture.documents { writes.append(try Write(kind: "set", path: path, data: data)) }
+        let paths = writes.map(\.path)
+        let stored = try await database.store.read { context in
+            try paths.map { try context.document(at: $0)?.decoded().fields }
+        }
+        var needed: [Write] = []
+        for (write, current) in zip(writes, stored) where !(write.transforms.isEmpty && current == write.fields) {
+            needed.append(write)
+        }
+        // Chunks keep each commit within Firestore's write limit; a dataset is loaded before anyone reads it.
+        var start = 0
+        while start < needed.count {
+            let chunk = Array(needed[start..<min(start + Limits.maxWritesPerCommit, needed.count)])
+            _ = try await database.commit(CommitRequest(writes: chunk), as: .admin)
+            start += chunk.count
+        }
+        return Report(written: needed.count, unchanged: writes.count - needed.count)
+    }
+
+    /// Makes the stored data exactly the fixture's: deletes every other document, then loads the fixture's
+    /// (documents already equal stay untouched), and makes the accounts anew. Tests call it between cases.
+    @discardableResult
+    public func reset(to fixture: FixtureFile) async throws -> Report {
+        let keep = Set(fixture.documents.map(\.path))
+        let stale = try await export().documents.map(\.path).filter { !keep.contains($0) }
+        var start = 0
+        while start < stale.count {
+            let chunk = stale[start..<min(start + Limits.maxWritesPerCommit, stale.count)]
+            _ = try await database.commit(CommitRequest(writes: chunk.map { Write(kind: .delete, path: $0) }), as: .admin)
+            start += chunk.count
+        }
+        var report = try await loadDocuments(fixture)
+        try await resetUsers(to: fixture)
+        report.usersCreated = fixture.users.count
+        return report
+    }
+
+    /// Every stored document, in path order, as a fixture (with the accounts given, which live elsewhere).
+    public func export(users: [FixtureFile.User] = []) async throws -> FixtureFile {
+        var documents: [(path: DocumentPath, data: JSON)] = []
+        var after: String?
+        let page = 1_000
+        while true {
+            let cursor = after
+            let batch = try await database.store.read { try $0.allDocuments(after: cursor, limit: page) }
+            for doc in batch { documents.append((doc.path, try JSON.parse(doc.data))) }
+            guard batch.count == page, let last = batch.last else { break }
+            after = last.path.description
+        }
+        return FixtureFile(users: users, documents: documents)
+    }
+}

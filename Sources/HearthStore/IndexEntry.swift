@@ -1,0 +1,69 @@
+import HearthCore
+
+/// One entry of the field index for one document, before it is placed in a scope.
+///
+/// Every field gets a value entry (nested map fields too, and the map itself); array fields also get one
+/// "contains" entry per distinct element; every document gets a `__name__` entry. The `key` is the value's
+/// `IndexKey`, so SQLite's BLOB order is Firestore's value order. Rows are stored per scope: collection group
+/// (`doc` = the whole path's key, every collection with that id) and, for documents of subcollections,
+/// collection too (`doc` = the id's key, documents of one collection only), so that a query on one
+/// subcollection never reads its siblings' rows. A root collection's documents are contiguous in the group
+/// scope (their keys start with the collection id), so they need no second copy: writes stay cheaper.
+/// Within equal keys, rows sort by `doc`, which is Firestore's `__name__` order in both scopes.
+struct IndexEntry: Hashable {
+    /// The `field` column: the canonical field path, prefixed by `containsMarker` for array-contains entries.
+    var field: String
+    /// The value's key.
+    var key: [UInt8]
+
+    /// Marks array-contains entries, which a canonical field path never starts with.
+    static let containsMarker = "\u{1}"
+    /// The `field` column of the `__name__` entries (their key is empty).
+    static let nameField = "__name__"
+
+    /// The `field` column for a field's value entries.
+    static func valueField(_ path: FieldPath) -> String { path.isDocumentName ? nameField : path.description }
+    /// The `field` column for a field's array-contains entries.
+    static func containsField(_ path: FieldPath) -> String { containsMarker + path.description }
+
+    /// The `scope` column for a collection.
+    static func collectionScope(_ collection: CollectionPath) -> String { "c" + collection.description }
+    /// The `scope` column for a collection group.
+    static func groupScope(_ id: String) -> String { "g" + id }
+
+    /// The scopes (and `doc` column values) a document's rows go to.
+    static func scopes(of path: DocumentPath) -> [(scope: String, doc: [UInt8])] {
+        let group = (groupScope(path.collectionID), IndexKey.encode(segments: path.segments))
+        if path.segments.count == 2 { return [group] }
+        return [group, (collectionScope(path.parent), IndexKey.encode(segments: [path.id]))]
+    }
+
+    /// The entries of a document's fields, or an error past Firestore's per-document limit.
+    static func entries(of fields: [String: Value]) throws(HearthError) -> Set<IndexEntry> {
+        var out: Set<IndexEntry> = [IndexEntry(field: nameField, key: [])]
+        for (name, value) in fields {
+            add(value, at: FieldPath(uncheckedSegments: [name]), to: &out)
+        }
+        if out.count > Limits.maxIndexEntriesPerDocument {
+            throw .invalidArgument(
+                "the document needs \(out.count) index entries; the limit is \(Limits.maxIndexEntriesPerDocument) "
+                    + "(every field, nested map field and distinct array element is indexed)")
+        }
+        return out
+    }
+
+    private static func add(_ value: Value, at path: FieldPath, to out: inout Set<IndexEntry>) {
+        // Stop early on enormous documents; the caller reports the limit.
+        if out.count > Limits.maxIndexEntriesPerDocument { return }
+        out.insert(IndexEntry(field: path.description, key: IndexKey.encode(value)))
+        switch value {
+        case .array(let items):
+            let field = containsField(path)
+            for item in items { out.insert(IndexEntry(field: field, key: IndexKey.encode(item))) }
+        case .map(let m):
+            for (name, child) in m { add(child, at: path.appending(name), to: &out) }
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import HearthCore
+
+/// Field-index maintenance, in the same SQLite transaction as the document change.
+extension WriteContext {
+    /// Stores a document whose fields the caller already holds, updating only the index entries that differ
+    /// from `previous` (the fields stored before, or nil when the document did not exist).
+    public func put(_ document: StoredDocument, fields: [String: Value], previous: [String: Value]?,
+                    commitTime: Timestamp) throws {
+        let new = try IndexEntry.entries(of: fields)
+        let old = try previous.map { fields throws(HearthError) in try IndexEntry.entries(of: fields) } ?? []
+        try putRow(document, commitTime: commitTime)
+        try updateIndex(document.path, removing: old.subtracting(new), adding: new.subtracting(old))
+    }
+
+    /// Deletes a document whose stored fields the caller already holds (nil: known missing). Returns whether it
+    /// existed.
+    @discardableResult
+    public func delete(_ path: DocumentPath, previous: [String: Value]?, commitTime: Timestamp) throws -> Bool {
+        guard try deleteRow(path, commitTime: commitTime) else { return false }
+        if let previous { try updateIndex(path, removing: try IndexEntry.entries(of: previous), adding: []) }
+        return true
+    }
+
+    /// The stored fields of a document, for callers that do not hold them.
+    func storedFields(_ path: DocumentPath) throws -> [String: Value]? {
+        try reader.document(at: path)?.decoded().fields
+    }
+
+    func updateIndex(_ path: DocumentPath, removing: Set<IndexEntry>, adding: Set<IndexEntry>) throws {
+        try Self.updateIndex(on: connection, path, removing: removing, adding: adding)
+    }
+
+    /// Index maintenance on a connection inside a write transaction (also used by the migration that
+    /// indexes documents stored before the field index existed).
+    static func updateIndex(on connection: SQLiteConnection, _ path: DocumentPath, removing: Set<IndexEntry>,
+                            adding: Set<IndexEntry>) throws {
+        if removing.isEmpty && adding.isEmpty { return }
+        let scopes = IndexEntry.scopes(of: path)
+        if !removing.isEmpty {
+            let s = try connection.prepare("DELETE FROM field_index WHERE scope = ? AND field = ? AND key = ? AND doc = ?")
+            for (scope, doc) in scopes {
+                for entry in removing {
+                    s.bind(1, scope); s.bind(2, entry.field); s.bind(3, entry.key); s.bind(4, doc)
+                    try s.run()
+                }
+            }
+        }
+        if !adding.isEmpty {
+            let s = try connection.prepare("INSERT OR IGNORE INTO field_index(scope, field, key, doc) VALUES (?, ?, ?, ?)")
+            for (scope, doc) in scopes {
+                for entry in adding {
+                    s.bind(1, scope); s.bind(2, entry.field); s.bind(3, entry.key); s.bind(4, doc)
+                    try s.run()
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import HearthCore
+import HearthEngine
+
+/// The test harness for apps built on Hearth: a server started with a rules file and a fixture file, either
+/// in this process (`TestServer`) or as a real `hearth serve` (`ServerProcess`), the fixture's users signed up;
+/// clients acting as the admin, as nobody, or as a signed-in user with claims; `reset()` between tests; rules test files run by the same runner as
+/// `hearth rules test`. See docs/testing.md.
+public final class Harness: @unchecked Sendable {
+    /// Where the server runs.
+    public enum Backend: Sendable {
+        /// In this process, on a free loopback port (fast; the engine is reachable as `database`).
+        case inProcess
+        /// A `hearth serve` child process on a free loopback port (the binary users run).
+        case process
+    }
+
+    /// The dataset `reset()` restores.
+    public let fixture: FixtureFile
+    /// The rules file in force, if any.
+    public let rulesFile: String?
+    /// Where the server runs.
+    public let backend: Backend
+    let dev: Bool
+    let lock = NSLock()
+    var server: TestServer?
+    var process: ServerProcess?
+    var processData: String?
+
+    /// Starts Hearth with a rules file (nil: only the admin passes) and a fixture file (nil: empty), both
+    /// resolved against the working directory; `dev` makes denials name the deciding rule.
+    public static func start(rules: String? = nil, fixtures: String? = nil, backend: Backend = .inProcess,
+                             dev: Bool = true) async throws -> Harness {
+        let fixture = try fixtures.map { try FixtureFile(path: projectFile($0)) } ?? FixtureFile()
+        return try await start(rules: rules.map { projectFile($0) }, fixture: fixture, backend: backend, dev: dev)
+    }
+
+    /// Starts Hearth with a rules file and a dataset given as a value.
+    public static func start(rules: String? = nil, fixture: FixtureFile, backend: Backend = .inProcess,
+                             dev: Bool = true) async throws -> Harness {
+        if let rules, !FileManager.default.fileExists(atPath: rules) {
+            throw ExpectationFailure("rules file \(rules) not found (working directory \(FileManager.default.currentDirectoryPath))")
+        }
+        let harness = Harness(fixture: fixture, rulesFile: rules, backend: backend, dev: dev)
+        try await harness.launch()
+        return harness
+    }
+
+    /// A file named relative to the working directory, else to the package root (where `swift test` may not
+    /// have been started).
+    public static func projectFile(_ path: String, filePath: String = #filePath) -> String {
+        if path.hasPrefix("/") || FileManager.default.fileExists(atPath: path) { return path }
+        var root = URL(fileURLWithPath: filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }  // Sources/HearthTesting/Harness.swift
+        let candidate = root.appendingPathComponent(path).path
+        return FileManager.default.fileExists(atPath: candidate) ? candidate : path
+    }
+
+    init(fixture: FixtureFile, rulesFile: String?, backend: Backend, dev: Bool) {
+        self.fixture = fixture
+        self.rulesFile = rulesFile
+        self.backend = backend
+        self.dev = dev
+    }
+
+    /// The port the server listens on (a process backend gets a new one after `reset()`).
+    public var port: Int {
+        lock.withLock { server?.port ?? process?.port ?? 0 }
+    }
+
+    /// The admin key.
+    public var adminKey: String {
+        lock.withLock { server?.adminKey ?? process?.adminKey ?? "" }
+    }
+
+    /// The engine, for the in-process backend (nil for a process).
+    public var database: Database? {
+        lock.withLock { server?.services.database }
+    }
+
+    /// A new client acting as `caller` by default (the admin key, nobody, or a bearer token).
+    public func client(as caller: Caller = .admin) -> HearthClient {
+        HearthClient(port: port, adminKey: adminKey, as: caller)
+    }
+
+    /// Restores the dataset: every document not in the fixture is deleted and the fixture's documents are
+    /// stored again. In process the store is reset in place; a child process is restarted over a fresh data
+    /// folder, so clients made before must be made again.
+    public func reset() async throws {
+        if let services = lock.withLock({ server?.services }) {
+            try await FixtureLoader(database: services.database, auth: services.auth).reset(to: fixture)
+        } else {
+            await stop()
+            try await launch()
+        }
+    }
+
+    /// Stops the server and removes its data.
+    public func stop() async {
+        let (server, process, folder) = lock.withLock {
+            defer { self.server = nil; self.process = nil; self.processData = nil }
+            return (self.server, self.process, self.processData)
+        }
+        await server?.stop()
+        if let process {
+            process.signal(SIGTERM)
+            _ = try? process.waitForExit()
+        }
+        if let folder { try? FileManager.default.removeItem(atPath: folder) }
+    }
+
+    /// Runs a body against a fresh harness, then stops it.
+    public static func with<T>(rules: String? = nil, fixtures: String? = nil, backend: Backend = .inProcess,
+                               _ body: (Harness) async throws -> T) async throws -> T {
+        let harness = try await start(rules: rules, fixtures: fixtures, backend: backend)
+        do {
+            let result = try await body(harness)
+            await harness.stop()
+            return result
+        } catch {
+            await harness.stop()
+            throw error
+        }
+    }
+
+    func launch() async throws {
+        switch backend {
+        case .inProcess:
+            let (rules, dev) = (rulesFile, dev)
+            let server = try await TestServer.start { configuration in
+                configuration.rulesFile = rules
+                configuration.dev = dev
+                configuration.useTestAccounts()
+            }
+            do {
+                try await FixtureLoader(database: server.services.database, auth: server.services.auth).load(fixture)
+            } catch {
+                await server.stop()
+                throw error
+            }
+            lock.withLock { self.server = server }
+        case .process:
+            let folder = TestServer.temporaryDirectory()
+            // The child reads the dataset from a file, in the same format `hearth fixtures export` writes.
+            let fixturePath = folder + "/fixture.json"
+            try Data(fixture.text.utf8).write(to: URL(fileURLWithPath: fixturePath))
+            var arguments = ["--fixtures", fixturePath]
+            if let rulesFile { arguments += ["--rules", rulesFile] }
+            if dev { arguments.append("--dev") }
+            // Cheap password hashing: the accounts are test data.
+            arguments += ["--argon2-memory", "64", "--argon2-iterations", "1"]
+            let process = try ServerProcess.start(dataDirectory: folder + "/data", arguments: arguments)
+            lock.withLock {
+                self.process = process
+                self.processData = folder
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import HearthCore
+import HearthEngine
+import HearthServer
+
+/// What `--fixtures` and `--demo` add to a start: the data to load, the banner to print, the folder to remove.
+struct FixtureStartup {
+    /// The dataset stored before the server answers, if any.
+    var fixture: FixtureFile?
+    /// Printed after the listening line.
+    var banner: String?
+    /// A temporary data folder, removed at exit.
+    var temporaryFolder: String?
+
+    /// Stores the fixture's documents and creates its accounts.
+    func load(into services: HearthServices) async throws {
+        guard let fixture else { return }
+        try await FixtureLoader(database: services.database, auth: services.auth).load(fixture)
+    }
+
+    /// Removes the temporary data folder.
+    func cleanUp() {
+        if let temporaryFolder { try? FileManager.default.removeItem(atPath: temporaryFolder) }
+    }
+}
+
+extension Serve {
+    /// Reads `--fixtures`, and for `--demo` points the configuration at the app's rules, a fresh temporary
+    /// data folder and a known admin key.
+    func prepareFixtures(_ configuration: inout ServerConfiguration) throws -> FixtureStartup {
+        guard let demo else {
+            return FixtureStartup(fixture: try fixtures.map(Fixtures.parse))
+        }
+        if fixtures != nil || rules != nil || data != nil {
+            throw ValidationError("--demo brings its own rules, fixtures and data folder; drop --rules, --fixtures and --data")
+        }
+        let app = try DemoApp(demo)
+        let fixture = try Fixtures.parse(app.fixtureFile)
+        let folder = NSTemporaryDirectory() + "hearth-demo-\(demo)-" + makeAutoID()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        configuration.dataDirectory = folder
+        configuration.rulesFile = app.rulesFile
+        configuration.dev = true
+        let key = configuration.adminKey ?? "hak_demo_" + makeAutoID() + makeAutoID()
+        configuration.adminKey = key
+        return FixtureStartup(fixture: fixture, banner: app.banner(adminKey: key, fixture: fixture),
+                              temporaryFolder: folder)
+    }
+}

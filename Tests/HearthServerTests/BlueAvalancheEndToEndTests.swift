@@ -1,0 +1,129 @@
+import HearthCore
+import HearthTesting
+import Testing
+
+/// Blue Avalanche over real HTTP, as docs/apps/blue-avalanche.md maps its stories: accounts and settings,
+/// connected accounts whose tokens only their owner reads, scheduled posts to connected networks only, the
+/// publisher (admin key) marking a post published, and deleting the account with its data.
+@Suite(.serialized) struct BlueAvalancheEndToEndTests {
+    static let now = #"{"$serverTimestamp": true}"#
+
+    static func inDays(_ days: Double) -> String {
+        let t = Timestamp(microseconds: Timestamp.now().microseconds + Int64(days * 86_400 * 1_000_000))
+        return #"{"$timestamp": "\#(t.rfc3339)"}"#
+    }
+
+    static func post(_ author: String, _ networks: String, status: String = "scheduled", at: String = inDays(1)) -> String {
+        """
+        {"author": "\(author)", "content": "Spring sale starts Monday", "networks": \(networks),
+         "scheduledAt": \(at), "status": "\(status)", "createdAt": \(now), "updatedAt": \(now)}
+        """
+    }
+
+    @Test func theStoriesOfBlueAvalanche() async throws {
+        try await Harness.with(rules: "rules/blue-avalanche.rules", fixtures: "fixtures/blue-avalanche.json") { hearth in
+            let anonymous = hearth.client(as: .nobody)
+            let signUp = try await anonymous.signedUp("ann@example.com", "ann-password-1")
+            let uid = signUp.uid
+            _ = try await anonymous.loggedIn("ann@example.com", "ann-password-1")
+            let session = try #require(SignedIn(try await anonymous.refresh(signUp.refreshToken)))
+            let ann = hearth.client(as: .token(session.token))
+            #expect(try await ann.get("/v1/auth/me").json?["uid"]?.stringValue == uid)
+            try hearth.expectAllowed(try await ann.put("/v1/docs/users/\(uid)",
+                                                       #"{"email": "ann@example.com", "timeZone": "Europe/Paris", "reminderHour": 9, "createdAt": \#(Self.now)}"#))
+            try hearth.expectDenied(try await ann.patch("/v1/docs/users/\(uid)", #"{"reminderHour": 25}"#), "an hour out of range")
+
+            // Connect an account: the token is readable by its owner alone.
+            let outlets = "/v1/docs/users/\(uid)/outlets"
+            try hearth.expectAllowed(try await ann.put("\(outlets)/twitter", """
+                {"network": "twitter", "handle": "@ann", "targetUrl": "https://twitter.com/ann", "authToken": "tw-secret-1",
+                 "tokenExpiresAt": \(Self.inDays(30)), "connectedAt": \(Self.now)}
+                """), "connecting twitter")
+            try hearth.expectDenied(try await ann.put("\(outlets)/myspace", """
+                {"network": "myspace", "handle": "@ann", "targetUrl": "https://myspace.com/ann", "authToken": "x",
+                 "tokenExpiresAt": \(Self.inDays(30)), "connectedAt": \(Self.now)}
+                """), "an unknown network")
+            try hearth.expectDenied(try await ann.put("\(outlets)/facebook", """
+                {"network": "facebook", "handle": "@ann", "targetUrl": "https://facebook.com/ann", "authToken": "x",
+                 "tokenExpiresAt": \(Self.inDays(-1)), "connectedAt": \(Self.now)}
+                """), "an expired token")
+            let (maria, _) = try await hearth.signIn("maria")
+            try hearth.expectDenied(try await maria.get("\(outlets)/twitter"), "reading another user's token")
+            try hearth.expectDenied(try await maria.get("\(outlets)?pageSize=10"), "listing another user's outlets")
+            try hearth.expectDenied(try await ann.get("/v1/docs/users/maria/outlets/twitter"))
+            let mine = try hearth.expectAllowed(try await ann.get("\(outlets)?pageSize=10"), "the connection screen")
+            guard case .array(let connected)? = mine.json?["documents"] else { throw ExpectationFailure("no outlets listed") }
+            #expect(connected.map { $0["data"]?["authToken"]?.stringValue } == ["tw-secret-1"])
+            try hearth.expectAllowed(try await ann.patch("\(outlets)/twitter",
+                                                         #"{"authToken": "tw-secret-2", "tokenExpiresAt": \#(Self.inDays(60))}"#), "reconnecting")
+
+            // Compose posts: only to connected networks, in one's own name, scheduled, not in the past.
+            let created = try hearth.expectAllowed(try await ann.post("/v1/docs/posts", Self.post(uid, #"["twitter"]"#)))
+            let post = try #require(created.json?["path"]?.stringValue)
+            try hearth.expectDenied(try await ann.post("/v1/docs/posts", Self.post(uid, #"["twitter", "facebook"]"#)), "a network not connected")
+            try hearth.expectDenied(try await ann.post("/v1/docs/posts", Self.post("maria", #"["twitter"]"#)), "a post in another's name")
+            try hearth.expectDenied(try await ann.post("/v1/docs/posts", Self.post(uid, #"["twitter"]"#, status: "published")))
+            try hearth.expectDenied(try await ann.post("/v1/docs/posts", Self.post(uid, #"["twitter"]"#, at: Self.inDays(-1))), "backdated")
+            // Connecting and posting in one commit works.
+            try hearth.expectAllowed(try await ann.post("/v1/commit", """
+                {"writes": [{"create": "users/\(uid)/outlets/linkedin", "data": {"network": "linkedin", "handle": "ann",
+                   "targetUrl": "https://linkedin.com/in/ann", "authToken": "li-1", "tokenExpiresAt": \(Self.inDays(30)), "connectedAt": \(Self.now)}},
+                  {"create": "posts/\(makeAutoID())", "data": \(Self.post(uid, #"["linkedin", "twitter"]"#))}]}
+                """), "connecting and posting in one commit")
+
+            // Statistics (newest first, the author pinned) and analytics: the count through an aggregate, the
+            // average time between posts from the first and last (the gaps telescope).
+            let stats = try hearth.expectAllowed(try await ann.query(
+                #"{"from": "posts", "where": [["author", "==", "\#(uid)"]], "orderBy": [["createdAt", "desc"]], "limit": 20}"#))
+            #expect(stats.documentPaths.count == 2 && stats.documentPaths.last == post)
+            try hearth.expectDenied(try await ann.query(#"{"from": "posts", "limit": 20}"#), "posts without the author pinned")
+            let mariaCount = try hearth.expectAllowed(try await maria.aggregate(
+                #"{"query": {"from": "posts", "where": [["author", "==", "maria"]]}, "aggregations": {"posts": {"count": {}}}}"#))
+            guard case .int(let n)? = mariaCount.json?["result"]?["posts"] else { throw ExpectationFailure("no count") }
+            func edge(_ direction: String) async throws -> Int64 {
+                let r = try await maria.query(
+                    #"{"from": "posts", "where": [["author", "==", "maria"]], "orderBy": [["scheduledAt", "\#(direction)"]], "limit": 1}"#)
+                guard case .array(let docs)? = r.json?["documents"], let text = docs.first?["data"]?["scheduledAt"]?["$timestamp"]?.stringValue,
+                      let t = Timestamp(rfc3339: text) else { throw ExpectationFailure("no post: \(r.text)") }
+                return t.microseconds
+            }
+            let (oldest, newest) = (try await edge("asc"), try await edge("desc"))
+            #expect(n > 1 && newest > oldest)
+            let averageGapHours = Double(newest - oldest) / Double(n - 1) / 3_600_000_000
+            #expect(averageGapHours > 0, "maria posts every \(averageGapHours) h on average")
+            try hearth.expectDenied(try await ann.aggregate(
+                #"{"query": {"from": "posts", "where": [["author", "==", "maria"]]}, "aggregations": {"posts": {"count": {}}}}"#), "another's analytics")
+
+            // Edit while scheduled; the publisher (admin key) marks it published; then it is frozen.
+            try hearth.expectAllowed(try await ann.patch("/v1/docs/\(post)", #"{"content": "Spring sale starts Tuesday", "updatedAt": \#(Self.now)}"#))
+            try hearth.expectDenied(try await maria.get("/v1/docs/\(post)"), "reading another's post")
+            try hearth.expectDenied(try await maria.delete("/v1/docs/\(post)"), "deleting another's post")
+            let admin = hearth.client()
+            try hearth.expectAllowed(try await admin.patch("/v1/docs/\(post)", #"{"status": "published", "publishedAt": \#(Self.now)}"#))
+            try hearth.expectDenied(try await ann.patch("/v1/docs/\(post)", #"{"content": "too late", "updatedAt": \#(Self.now)}"#),
+                                    "editing a published post")
+            try hearth.expectDenied(try await anonymous.get("/v1/docs/\(post)"))
+
+            // Disconnect, then delete the account: settings and outlets (recursive), posts, the account.
+            try hearth.expectAllowed(try await ann.delete("\(outlets)/twitter"))
+            #expect(try await ann.get("\(outlets)/twitter").status == 404)
+            #expect(try await ann.delete("/v1/docs/users/\(uid)?recursive=true").status == 204)
+            #expect(try await admin.get("\(outlets)/linkedin").status == 404)
+            try hearth.expectAllowed(try await ann.delete("/v1/docs/\(post)"))
+
+            // Log out and password reset, on a fixture account.
+            let (james, _) = try await hearth.signIn("james")
+            #expect(try await james.post("/v1/auth/logout").status == 204)
+            #expect(try await james.get("/v1/docs/users/james").status == 401)
+            #expect(try await anonymous.post("/v1/auth/password-reset", HearthClient.body([("email", "james@example.com")])).status == 202)
+            let token = try await hearth.outboxToken(to: "james@example.com")
+            try hearth.expectAllowed(try await anonymous.post("/v1/auth/password-reset/confirm",
+                                                              HearthClient.body([("token", token), ("newPassword", "james-password-2")])))
+            _ = try await anonymous.loggedIn("james@example.com", "james-password-2")
+
+            #expect(try await ann.request(.delete, "/v1/auth/me").status == 204)
+            #expect(try await anonymous.logIn("ann@example.com", "ann-password-1").status == 401)
+            for client in [anonymous, ann, maria, admin, james] { await client.close() }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import HearthCore
+import HearthTesting
+import Testing
+
+/// ComeOver over real HTTP, as docs/apps/comeover.md maps its stories: accounts, creating and editing an
+/// event, its invitation list, what an invitee may and may not do, and deleting an event with its
+/// invitations in one recursive delete.
+@Suite(.serialized) struct ComeOverEndToEndTests {
+    static let now = #"{"$serverTimestamp": true}"#
+
+    @Test func theStoriesOfComeOver() async throws {
+        try await Harness.with(rules: "rules/comeover.rules", fixtures: "fixtures/comeover.json") { hearth in
+            let anonymous = hearth.client(as: .nobody)
+            // Create an account and its profile; stay logged in across a restart (refresh, then who am I).
+            let signUp = try await anonymous.signedUp("rita@example.com", "rita-password-1", displayName: "Rita")
+            let session = try #require(SignedIn(try await anonymous.refresh(signUp.refreshToken)))
+            let rita = hearth.client(as: .token(session.token))
+            try hearth.expectAllowed(try await rita.put("/v1/docs/users/\(signUp.uid)",
+                                                        #"{"displayName": "Rita", "username": "rita_k", "createdAt": \#(Self.now)}"#))
+            #expect(try await rita.get("/v1/auth/me").json?["email"]?.stringValue == "rita@example.com")
+            let (omar, _) = try await hearth.signIn("omar")
+            let (sam, _) = try await hearth.signIn("sam")
+
+            // Create an event, view it, update its description.
+            let created = try hearth.expectAllowed(try await rita.post("/v1/docs/events", """
+                {"author": "\(signUp.uid)", "title": "Board games", "description": "Bring snacks",
+                 "startsAt": {"$timestamp": "2026-12-05T19:00:00Z"}, "location": "Rita's place",
+                 "createdAt": \(Self.now), "updatedAt": \(Self.now)}
+                """), "creating an event")
+            let event = try #require(created.json?["path"]?.stringValue)
+            try hearth.expectDenied(try await rita.post("/v1/docs/events", """
+                {"author": "omar", "title": "Forged", "description": "", "startsAt": {"$timestamp": "2026-12-05T19:00:00Z"},
+                 "createdAt": \(Self.now), "updatedAt": \(Self.now)}
+                """), "an event in someone else's name")
+            try hearth.expectDenied(try await rita.post("/v1/docs/events", """
+                {"author": "\(signUp.uid)", "title": "", "description": "", "startsAt": "tomorrow",
+                 "createdAt": \(Self.now), "updatedAt": \(Self.now)}
+                """), "an event without a title or a start time")
+            try hearth.expectAllowed(try await rita.patch("/v1/docs/\(event)",
+                                                          #"{"description": "Bring snacks and a game", "updatedAt": \#(Self.now)}"#))
+            #expect(try await rita.get("/v1/docs/\(event)").json?["data"]?["description"]?.stringValue == "Bring snacks and a game")
+
+            // The invitation list: a guest by name, and a user with an account at their uid.
+            try hearth.expectAllowed(try await rita.post("/v1/docs/\(event)/invitations",
+                                                         #"{"name": "Grandma", "email": "gran@example.com", "addedAt": \#(Self.now)}"#))
+            try hearth.expectAllowed(try await rita.put("/v1/docs/\(event)/invitations/omar",
+                                                        #"{"name": "Omar", "uid": "omar", "addedAt": \#(Self.now)}"#))
+            try hearth.expectDenied(try await rita.put("/v1/docs/\(event)/invitations/someone",
+                                                       #"{"name": "Omar", "uid": "omar", "addedAt": \#(Self.now)}"#),
+                                    "an account invitation not stored at the uid")
+            try hearth.expectDenied(try await rita.post("/v1/docs/\(event)/invitations",
+                                                        #"{"name": "Bad", "email": "not an email", "addedAt": \#(Self.now)}"#))
+            try hearth.expectDenied(try await rita.post("/v1/docs/events/nosuchevent/invitations",
+                                                        #"{"name": "Ghost", "addedAt": \#(Self.now)}"#), "an invitation to a missing event")
+            let list = try hearth.expectAllowed(try await rita.get("/v1/docs/\(event)/invitations?pageSize=10"))
+            guard case .array(let guests)? = list.json?["documents"] else { throw ExpectationFailure("no guest list") }
+            #expect(guests.count == 2)
+
+            // The invitee reads the event and their own invitation, and nothing else; a stranger reads nothing.
+            try hearth.expectAllowed(try await omar.get("/v1/docs/\(event)"), "the invitee reads the event")
+            try hearth.expectAllowed(try await omar.get("/v1/docs/\(event)/invitations/omar"))
+            try hearth.expectDenied(try await omar.get("/v1/docs/\(event)/invitations?pageSize=10"), "the invitee reads the list")
+            try hearth.expectDenied(try await omar.patch("/v1/docs/\(event)", #"{"title": "Mine now", "updatedAt": \#(Self.now)}"#))
+            try hearth.expectDenied(try await omar.delete("/v1/docs/\(event)"), "the invitee deletes the event")
+            try hearth.expectDenied(try await omar.post("/v1/docs/\(event)/invitations", #"{"name": "Friend", "addedAt": \#(Self.now)}"#))
+            try hearth.expectDenied(try await omar.delete("/v1/docs/\(event)/invitations/omar"), "the invitee removes a guest")
+            try hearth.expectDenied(try await sam.get("/v1/docs/\(event)"), "a stranger reads the event")
+            try hearth.expectDenied(try await anonymous.get("/v1/docs/\(event)"))
+            try hearth.expectDenied(try await sam.put("/v1/docs/users/\(signUp.uid)",
+                                                      #"{"displayName": "Hacked", "username": "rita_k", "createdAt": \#(Self.now)}"#))
+
+            // My Events, soonest first, and the guest count; the query must pin the author.
+            let myEvents = try hearth.expectAllowed(try await rita.query(
+                #"{"from": "events", "where": [["author", "==", "\#(signUp.uid)"]], "orderBy": [["startsAt", "asc"]], "limit": 20}"#))
+            #expect(myEvents.documentPaths == [event])
+            let omars = try await omar.query(#"{"from": "events", "where": [["author", "==", "omar"]], "orderBy": [["startsAt", "asc"]], "limit": 3}"#)
+            #expect(omars.documentPaths.count == 3)
+            try hearth.expectDenied(try await rita.query(#"{"from": "events", "orderBy": [["startsAt", "asc"]]}"#), "events without the author pinned")
+            let count = try hearth.expectAllowed(try await rita.aggregate(
+                #"{"query": {"from": "\#(event)/invitations"}, "aggregations": {"guests": {"count": {}}}}"#))
+            #expect(count.json?["result"]?["guests"] == .int(2))
+            try hearth.expectDenied(try await omar.aggregate(
+                #"{"query": {"from": "\#(event)/invitations"}, "aggregations": {"guests": {"count": {}}}}"#), "an invitee counts the guests")
+            // Events I'm invited to: a collection-group query pinned to my uid.
+            let invited = try hearth.expectAllowed(try await omar.query(
+                #"{"from": {"collectionGroup": "invitations"}, "where": [["uid", "==", "omar"]]}"#))
+            #expect(invited.documentPaths.contains("\(event)/invitations/omar"))
+            try hearth.expectDenied(try await omar.query(#"{"from": {"collectionGroup": "invitations"}}"#), "every invitation")
+            // Find a user to invite by username.
+            #expect(try await rita.query(#"{"from": "users", "where": [["username", "==", "rita_k"]], "limit": 1}"#).documentIDs == [signUp.uid])
+
+            // Remove one guest, then delete the event with its invitations.
+            try hearth.expectAllowed(try await rita.delete("/v1/docs/\(event)/invitations/omar"))
+            try hearth.expectDenied(try await omar.get("/v1/docs/\(event)"), "a removed guest reads the event")
+            try hearth.expectDenied(try await omar.delete("/v1/docs/\(event)?recursive=true"), "a guest's recursive delete")
+            #expect(try await rita.delete("/v1/docs/\(event)?recursive=true").status == 204)
+            let admin = hearth.client()
+            #expect(try await admin.get("/v1/docs/\(event)").status == 404)
+            let left = try await admin.get("/v1/docs/\(event)/invitations")
+            #expect(left.status == 200 && (left.json?["documents"] ?? .array([])) == .array([]), "\(left.text)")
+
+            // Log out, and reset a forgotten password.
+            #expect(try await rita.post("/v1/auth/logout").status == 204)
+            #expect(try await rita.get("/v1/auth/me").status == 401)
+            #expect(try await anonymous.post("/v1/auth/password-reset", HearthClient.body([("email", "rita@example.com")])).status == 202)
+            let token = try await hearth.outboxToken(to: "rita@example.com")
+            try hearth.expectAllowed(try await anonymous.post("/v1/auth/password-reset/confirm",
+                                                              HearthClient.body([("token", token), ("newPassword", "rita-password-2")])))
+            _ = try await anonymous.loggedIn("rita@example.com", "rita-password-2")
+            for client in [anonymous, rita, omar, sam, admin] { await client.close() }
+        }
+    }
+}

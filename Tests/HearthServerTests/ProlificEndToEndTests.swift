@@ -1,0 +1,166 @@
+import HearthCore
+import HearthTesting
+import Testing
+
+/// Prolific over real HTTP, story by story as docs/apps/prolific.md maps them: accounts, composing a thread,
+/// snippets, one vote per user (increment plus vote document), and the round closed by the thread's owner
+/// in a transaction that a concurrent vote aborts.
+@Suite(.serialized) struct ProlificEndToEndTests {
+    static func commit(_ writes: [JSON], transaction: String? = nil) -> String {
+        var pairs: [(String, JSON)] = [("writes", .array(writes))]
+        if let transaction { pairs.append(("transaction", .string(transaction))) }
+        return JSON.object(pairs).text
+    }
+
+    static func write(_ kind: String, _ path: String, _ data: String) throws -> JSON {
+        .object([(kind, .string(path)), ("data", try JSON.parse(data))])
+    }
+
+    static let now = #"{"$serverTimestamp": true}"#
+
+    @Test func theStoriesOfProlific() async throws {
+        try await Harness.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json") { hearth in
+            let anonymous = hearth.client(as: .nobody)
+            // Registration, then the profile document.
+            let signUp = try await anonymous.signedUp("zoe@example.com", "zoe-password-1", displayName: "Zoe")
+            var zoe = hearth.client(as: .token(signUp.token))
+            try hearth.expectAllowed(try await zoe.put("/v1/docs/users/\(signUp.uid)",
+                                                       #"{"displayName": "Zoe", "createdAt": \#(Self.now)}"#))
+            // Log in, and stay logged in across a restart of the client: refresh, then who am I.
+            _ = try await anonymous.loggedIn("zoe@example.com", "zoe-password-1")
+            let refreshed = try #require(SignedIn(try await anonymous.refresh(signUp.refreshToken)))
+            await zoe.close()
+            zoe = hearth.client(as: .token(refreshed.token))
+            let me = try hearth.expectAllowed(try await zoe.get("/v1/auth/me"))
+            #expect(me.json?["uid"]?.stringValue == signUp.uid)
+
+            // Compose a starter thread: the project and its round 1 in one commit.
+            let project = "projects/" + makeAutoID()
+            let starter = "The lighthouse keeper found a letter that had not been written yet."
+            try hearth.expectAllowed(try await zoe.post("/v1/commit", Self.commit([
+                try Self.write("create", project, """
+                    {"owner": "\(signUp.uid)", "ownerName": "Zoe", "title": "The keeper", "starter": "\(starter)",
+                     "story": ["\(starter)"], "currentRound": 1, "isComplete": false,
+                     "createdAt": \(Self.now), "updatedAt": \(Self.now)}
+                    """),
+                try Self.write("create", "\(project)/rounds/1", #"{"number": 1, "isComplete": false, "openedAt": \#(Self.now)}"#),
+            ])), "composing a thread")
+
+            // Two other users read the thread and submit snippets.
+            let (bob, _) = try await hearth.signIn("bob")
+            let (carol, _) = try await hearth.signIn("carol")
+            try hearth.expectAllowed(try await bob.get("/v1/docs/\(project)"), "thread details")
+            try hearth.expectAllowed(try await bob.get("/v1/docs/\(project)/rounds/1"), "the current round")
+            func submit(_ client: HearthClient, _ uid: String, _ name: String, _ text: String) async throws -> String {
+                let created = try hearth.expectAllowed(try await client.post("/v1/docs/\(project)/rounds/1/snippets", """
+                    {"author": "\(uid)", "authorName": "\(name)", "text": "\(text)", "votes": 0, "createdAt": \(Self.now)}
+                    """), "submitting a snippet")
+                return try #require(created.json?["path"]?.stringValue)
+            }
+            let bobs = try await submit(bob, "bob", "Bob Lee", "It was addressed to him, in his own hand.")
+            let carols = try await submit(carol, "carol", "Carol Diaz", "The ink was still wet.")
+            // Voting in someone else's name, and snippets that are not one's own, are refused.
+            try hearth.expectDenied(try await bob.post("/v1/docs/\(project)/rounds/1/snippets", """
+                {"author": "carol", "authorName": "Carol", "text": "forged", "votes": 0, "createdAt": \(Self.now)}
+                """), "a snippet in another's name")
+            // Snippets cannot be edited or deleted once posted.
+            try hearth.expectDenied(try await bob.patch("/v1/docs/\(bobs)", #"{"text": "changed"}"#), "editing a snippet")
+            try hearth.expectDenied(try await bob.delete("/v1/docs/\(bobs)"), "deleting a snippet")
+
+            // Like: the count moves by one in the commit that creates the voter's vote document.
+            func vote(_ client: HearthClient, _ uid: String, _ snippet: String, by step: Int = 1) async throws -> HTTPResult {
+                try await client.post("/v1/commit", Self.commit([
+                    try Self.write("update", snippet, #"{"votes": {"$increment": \#(step)}}"#),
+                    try Self.write("create", "\(snippet)/votes/\(uid)", #"{"votedAt": \#(Self.now)}"#),
+                ]))
+            }
+            try hearth.expectAllowed(try await vote(carol, "carol", bobs), "carol likes bob's snippet")
+            try hearth.expectAllowed(try await vote(zoe, signUp.uid, bobs), "zoe likes bob's snippet")
+            let twice = try await vote(carol, "carol", bobs)
+            #expect([403, 409].contains(twice.status), "a second vote: \(twice.text)")
+            try hearth.expectDenied(try await vote(bob, "carol", carols), "a vote in someone else's name")
+            try hearth.expectDenied(try await vote(bob, "bob", carols, by: 2), "a vote counted twice")
+            try hearth.expectDenied(try await bob.patch("/v1/docs/\(carols)", #"{"votes": 10}"#), "votes without a vote document")
+            // Did I vote? Only the voter reads their vote.
+            try hearth.expectAllowed(try await carol.get("/v1/docs/\(bobs)/votes/carol"))
+            try hearth.expectDenied(try await bob.get("/v1/docs/\(bobs)/votes/carol"), "reading another's vote")
+            #expect(try await bob.get("/v1/docs/\(bobs)/votes/bob").status == 404)
+            #expect(try await bob.get("/v1/docs/\(bobs)").json?["data"]?["votes"] == .int(2))
+
+            // Closing the round: a transaction by the owner reads the thread and the round's snippets, picks the
+            // one with the most votes, and commits. A vote landing in between aborts it; the retry succeeds.
+            func closeRound(_ client: HearthClient, interleave: (() async throws -> Void)? = nil) async throws -> HTTPResult {
+                let begun = try hearth.expectAllowed(try await client.post("/v1/transactions"))
+                let id = try #require(begun.json?["transaction"]?.stringValue)
+                let thread = try hearth.expectAllowed(try await client.get("/v1/docs/\(project)?transaction=\(id)"))
+                let listed = try hearth.expectAllowed(try await client.get("/v1/docs/\(project)/rounds/1/snippets?transaction=\(id)"))
+                guard case .array(let snippets)? = listed.json?["documents"] else { throw ExpectationFailure("no snippets") }
+                let winner = try #require(snippets.max { a, b in
+                    (a["data"]?["votes"].flatMap { if case .int(let n) = $0 { n } else { nil } } ?? 0)
+                        < (b["data"]?["votes"].flatMap { if case .int(let n) = $0 { n } else { nil } } ?? 0)
+                })
+                guard case .array(let story)? = thread.json?["data"]?["story"] else { throw ExpectationFailure("no story") }
+                let text = try #require(winner["data"]?["text"])
+                let author = try #require(winner["data"]?["author"])
+                try await interleave?()
+                return try await client.post("/v1/commit", Self.commit([
+                    .object([("update", .string("\(project)/rounds/1")), ("data", .object([
+                        ("isComplete", .bool(true)), ("winner", winner["id"]!), ("winnerText", text),
+                        ("winnerAuthor", author), ("closedAt", try JSON.parse(Self.now))]))]),
+                    .object([("update", .string(project)), ("data", .object([
+                        ("story", .array(story + [text])), ("currentRound", .int(2)),
+                        ("updatedAt", try JSON.parse(Self.now))]))]),
+                    try Self.write("create", "\(project)/rounds/2", #"{"number": 2, "isComplete": false, "openedAt": \#(Self.now)}"#),
+                ], transaction: id))
+            }
+            try hearth.expectDenied(try await closeRound(bob), "bob closes zoe's round")
+            let aborted = try await closeRound(zoe) {
+                try hearth.expectAllowed(try await vote(bob, "bob", carols), "a vote during the close")
+            }
+            #expect(aborted.status == 409 && aborted.errorCode == "aborted", "\(aborted.text)")
+            try hearth.expectAllowed(try await closeRound(zoe), "the owner closes the round")
+            let closed = try await bob.get("/v1/docs/\(project)")
+            #expect(closed.json?["data"]?["currentRound"] == .int(2))
+            #expect(closed.json?["data"]?["story"] == .array([.string(starter), .string("It was addressed to him, in his own hand.")]))
+            #expect(try await bob.get("/v1/docs/\(project)/rounds/1").json?["data"]?["winner"]?.stringValue
+                    == bobs.split(separator: "/").last.map(String.init))
+            try hearth.expectDenied(try await bob.post("/v1/docs/\(project)/rounds/1/snippets", """
+                {"author": "bob", "authorName": "Bob", "text": "late", "votes": 0, "createdAt": \(Self.now)}
+                """), "a snippet for a closed round")
+            try hearth.expectDenied(try await zoe.patch("/v1/docs/\(project)", #"{"title": "Retitled"}"#), "retitling the thread")
+
+            // Home feed: newest activity first, 10 at a time; refresh runs it again; scrolling continues after
+            // the last thread shown.
+            let feed = #"{"from": "projects", "orderBy": [["updatedAt", "desc"]], "limit": 10}"#
+            let first = try hearth.expectAllowed(try await bob.query(feed), "the home feed")
+            #expect(first.documentPaths.count == 10 && first.documentPaths.first == project)
+            #expect(try await bob.query(feed).documentPaths == first.documentPaths)
+            let next = try hearth.expectAllowed(try await bob.query(
+                #"{"from": "projects", "orderBy": [["updatedAt", "desc"]], "limit": 10, "startAfter": "\#(first.documentPaths.last!)"}"#))
+            #expect(next.documentPaths.count == 10 && Set(next.documentPaths).isDisjoint(with: first.documentPaths))
+            // A round's snippets, most votes first; "my snippets" across every thread.
+            let ranked = try await bob.query(#"{"from": "\#(project)/rounds/1/snippets", "orderBy": [["votes", "desc"]], "limit": 50}"#)
+            #expect(ranked.documentPaths == [bobs, carols])
+            let mine = try hearth.expectAllowed(try await bob.query(
+                #"{"from": {"collectionGroup": "snippets"}, "where": [["author", "==", "bob"]], "orderBy": [["createdAt", "desc"]]}"#))
+            #expect(mine.documentPaths.first == bobs)
+            try hearth.expectDenied(try await anonymous.query(feed), "a visitor's feed")
+
+            // A visitor who is not signed in sees nothing.
+            try hearth.expectDenied(try await anonymous.get("/v1/docs/\(project)"))
+
+            // Log out: the token stops working at once.
+            #expect(try await zoe.post("/v1/auth/logout").status == 204)
+            #expect(try await zoe.get("/v1/docs/\(project)").status == 401)
+
+            // Reset a forgotten password, then log in with the new one.
+            #expect(try await anonymous.post("/v1/auth/password-reset", HearthClient.body([("email", "zoe@example.com")])).status / 100 == 2)
+            let resetToken = try await hearth.outboxToken(to: "zoe@example.com")
+            try hearth.expectAllowed(try await anonymous.post("/v1/auth/password-reset/confirm",
+                                                              HearthClient.body([("token", resetToken), ("newPassword", "zoe-password-2")])))
+            #expect(try await anonymous.logIn("zoe@example.com", "zoe-password-1").status == 401)
+            _ = try await anonymous.loggedIn("zoe@example.com", "zoe-password-2")
+            for client in [anonymous, zoe, bob, carol] { await client.close() }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import HearthCore
+@testable import HearthStore
+import Testing
+
+/// Upgrading a database made before the field index existed indexes the documents it already holds, so
+/// queries find them.
+@Suite struct MigrationTests {
+    @Test func fieldIndexMigrationIndexesStoredDocuments() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-migrate-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let configuration = Store.Configuration(dataDirectory: dir)
+        var store = try Store(configuration: configuration)
+        for (i, body) in [#"{"a": 1, "tags": ["x", "y"]}"#, #"{"m": {"n": true}}"#, #"{}"#].enumerated() {
+            try await store.write { context in
+                let time = context.nextCommitTime()
+                let doc = StoredDocument(path: try DocumentPath("things/t\(i)"), data: Array(body.utf8),
+                                         createTime: time, updateTime: time)
+                try context.put(doc, commitTime: time)
+            }
+        }
+        store.close()
+        let raw = try SQLiteConnection(path: configuration.databasePath)
+        let indexed = try raw.scalarInt("SELECT count(*) FROM field_index")
+        #expect((indexed ?? 0) > 0)
+        // Back to the schema before the field index.
+        try raw.execute("DROP TABLE field_index; PRAGMA user_version = \(Schema.fieldIndexVersion - 1)")
+
+        store = try Store(configuration: configuration)
+        store.close()
+        #expect(try raw.scalarInt("PRAGMA user_version") == Int64(Schema.migrations.count))
+        #expect(try raw.scalarInt("SELECT count(*) FROM field_index") == indexed)
+    }
+}
