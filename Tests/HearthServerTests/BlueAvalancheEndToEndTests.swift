@@ -99,7 +99,11 @@ import Testing
             try hearth.expectDenied(try await maria.get("/v1/docs/\(post)"), "reading another's post")
             try hearth.expectDenied(try await maria.delete("/v1/docs/\(post)"), "deleting another's post")
             let admin = hearth.client()
+            // The author has the post open and sees the publisher mark it published, live.
+            let live = try await ListenClient.watching(post, port: hearth.port, token: session.token)
             try hearth.expectAllowed(try await admin.patch("/v1/docs/\(post)", #"{"status": "published", "publishedAt": \#(Self.now)}"#))
+            #expect(try await live.expectChange("modified", of: post)["data"]?["status"] == .string("published"))
+            await live.close()
             try hearth.expectDenied(try await ann.patch("/v1/docs/\(post)", #"{"content": "too late", "updatedAt": \#(Self.now)}"#),
                                     "editing a published post")
             try hearth.expectDenied(try await anonymous.get("/v1/docs/\(post)"))

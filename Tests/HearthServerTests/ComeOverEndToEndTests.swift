@@ -18,7 +18,7 @@ import Testing
             try hearth.expectAllowed(try await rita.put("/v1/docs/users/\(signUp.uid)",
                                                         #"{"displayName": "Rita", "username": "rita_k", "createdAt": \#(Self.now)}"#))
             #expect(try await rita.get("/v1/auth/me").json?["email"]?.stringValue == "rita@example.com")
-            let (omar, _) = try await hearth.signIn("omar")
+            let (omar, omarSession) = try await hearth.signIn("omar")
             let (sam, _) = try await hearth.signIn("sam")
 
             // Create an event, view it, update its description.
@@ -58,6 +58,11 @@ import Testing
 
             // The invitee reads the event and their own invitation, and nothing else; a stranger reads nothing.
             try hearth.expectAllowed(try await omar.get("/v1/docs/\(event)"), "the invitee reads the event")
+            // The invitee has the event open and sees the author's change live.
+            let live = try await ListenClient.watching(event, port: hearth.port, token: omarSession.token)
+            try hearth.expectAllowed(try await rita.patch("/v1/docs/\(event)", #"{"location": "The park", "updatedAt": \#(Self.now)}"#))
+            #expect(try await live.expectChange("modified", of: event)["data"]?["location"] == .string("The park"))
+            await live.close()
             try hearth.expectAllowed(try await omar.get("/v1/docs/\(event)/invitations/omar"))
             try hearth.expectDenied(try await omar.get("/v1/docs/\(event)/invitations?pageSize=10"), "the invitee reads the list")
             try hearth.expectDenied(try await omar.patch("/v1/docs/\(event)", #"{"title": "Mine now", "updatedAt": \#(Self.now)}"#))

@@ -19,6 +19,13 @@ import Testing
             #expect(try await tess.get("/v1/auth/me").json?["uid"]?.stringValue == uid)
             try hearth.expectAllowed(try await tess.patch("/v1/docs/users/\(uid)", #"{"photoURL": "https://img.example.com/t.png"}"#))
 
+            // Bob has the home timeline open and sees new letters arrive live.
+            let (bob, bobSession) = try await hearth.signIn("bob")
+            let live = try await ListenClient.connect(port: hearth.port, credentials: .header(bobSession.token))
+            try await live.listen("home", query: #"{"from": "letters", "orderBy": [["createdAt", "desc"]], "limit": 5}"#)
+            let initial = try await live.expect("snapshot", id: "home")
+            #expect(initial["initial"] == .bool(true))
+
             // Compose: the letter and the author's private index entry in one commit.
             let id = makeAutoID()
             func compose(_ client: HearthClient, _ owner: String, _ id: String) async throws -> HTTPResult {
@@ -31,10 +38,17 @@ import Testing
                     """)
             }
             try hearth.expectAllowed(try await compose(tess, uid, id), "composing a letter")
+            // The new letter enters Bob's window at the top and pushes the oldest of the five out.
+            let update = try await live.expect("snapshot", id: "home")
+            guard case .array(let changes)? = update["changes"] else { throw ExpectationFailure("a snapshot without changes") }
+            #expect(changes.contains { $0["type"] == .string("added") && $0["doc"]?["path"] == .string("letters/\(id)")
+                                       && $0["newIndex"] == .int(0) })
+            #expect(changes.contains { $0["type"] == .string("removed") })
+            #expect(live.views["home"]?.first?.path.description == "letters/\(id)" && live.views["home"]?.count == 5)
+            await live.close()
             try hearth.expectDenied(try await tess.post("/v1/docs/letters", """
                 {"category": "study", "title": "Signed", "content": "by me", "author": "\(uid)", "createdAt": \(Self.now)}
                 """), "a letter naming its author")
-            let (bob, _) = try await hearth.signIn("bob")
             try hearth.expectDenied(try await bob.put("/v1/docs/users/bob/letters/\(id)",
                                                       #"{"title": "Exam nerves", "category": "study", "createdAt": \#(Self.now)}"#),
                                     "claiming someone else's letter")

@@ -47,7 +47,7 @@ import Testing
             ])), "composing a thread")
 
             // Two other users read the thread and submit snippets.
-            let (bob, _) = try await hearth.signIn("bob")
+            let (bob, bobSession) = try await hearth.signIn("bob")
             let (carol, _) = try await hearth.signIn("carol")
             try hearth.expectAllowed(try await bob.get("/v1/docs/\(project)"), "thread details")
             try hearth.expectAllowed(try await bob.get("/v1/docs/\(project)/rounds/1"), "the current round")
@@ -74,7 +74,11 @@ import Testing
                     try Self.write("create", "\(snippet)/votes/\(uid)", #"{"votedAt": \#(Self.now)}"#),
                 ]))
             }
+            // Bob has his snippet open and sees Carol's vote arrive live.
+            let live = try await ListenClient.watching(bobs, port: hearth.port, token: bobSession.token)
             try hearth.expectAllowed(try await vote(carol, "carol", bobs), "carol likes bob's snippet")
+            #expect(try await live.expectChange("modified", of: bobs)["data"]?["votes"] == .int(1))
+            await live.close()
             try hearth.expectAllowed(try await vote(zoe, signUp.uid, bobs), "zoe likes bob's snippet")
             let twice = try await vote(carol, "carol", bobs)
             #expect([403, 409].contains(twice.status), "a second vote: \(twice.text)")
