@@ -10,39 +10,20 @@ bounded in time and stops by itself.
 
     python3 bench/auth_bench.py [--duration 10] [--rounds 1] [--users 100]
 """
-import argparse, json, os, shutil, signal, statistics, subprocess, tempfile, time, urllib.request
+import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from docs_bench import doc_body, http, wait_up  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOGIN_LUA = os.path.join(ROOT, "bench", "lua", "login.lua")
 DOCS_LUA = os.path.join(ROOT, "bench", "lua", "docs.lua")
-ADMIN_KEY = "hak_bench_admin_key_0123456789abcdef"
+ADMIN_KEY = "hak_bench_" + os.urandom(16).hex()  # fresh per run, so no other server accepts it
 PASSWORD = "bench-password-1234"
 N_DOCS = 1_000
 LOGIN_CONNECTIONS = 50
 READ_CONNECTIONS = 4
-
-
-def http(method, url, body=None, headers=None):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return json.loads(r.read() or b"{}")
-
-
-def wait_up(url, seconds=60):
-    end = time.time() + seconds
-    while time.time() < end:
-        try:
-            urllib.request.urlopen(url, timeout=1).read()
-            return
-        except Exception:
-            time.sleep(0.1)
-    raise SystemExit(f"server at {url} did not come up")
-
-
-def doc_body(i):
-    return {"title": f"A day at the lake, part {i}", "count": i, "published": i % 2 == 0, "body": "lorem ipsu" * 20}
 
 
 def start_hearth(tmp, port, users, procs):

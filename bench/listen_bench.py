@@ -13,27 +13,12 @@ the listeners connect and after their first snapshots. The driver is the Swift p
 """
 import argparse, json, os, resource, shutil, signal, subprocess, sys, tempfile, time, urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from docs_bench import http, wait_up  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ADMIN_KEY = "hak_bench_admin_key_0123456789abcdef"
+ADMIN_KEY = "hak_bench_" + os.urandom(16).hex()  # fresh per run, so no other server accepts it
 CONFIG = "release"
-
-
-def http(method, url, body=None, headers=None):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.loads(r.read() or b"{}")
-
-
-def wait_up(url, seconds=60):
-    end = time.time() + seconds
-    while time.time() < end:
-        try:
-            urllib.request.urlopen(url, timeout=1).read()
-            return
-        except Exception:
-            time.sleep(0.1)
-    raise SystemExit(f"server at {url} did not come up")
 
 
 def binary(product):

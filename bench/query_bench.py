@@ -23,17 +23,10 @@ import argparse, json, os, random, shutil, signal, socket, statistics, subproces
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import ADMIN_KEY, ROOT, http, wait_up  # noqa: E402
+from docs_bench import ADMIN_KEY, ROOT, free_port, http, wait_up  # noqa: E402
 
 LUA = os.path.join(ROOT, "bench", "lua", "query.lua")
 AUTH = {"Authorization": f"Bearer {ADMIN_KEY}"}
-
-
-def free_port():
-    """A port nothing listens on now (other benchmarks may share the machine)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def check_alive(proc, name):
