@@ -14,6 +14,7 @@ extension ServerProcess {
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         try process.run()
+        // Read the output on a thread of its own, so the deadline holds even when the server prints nothing.
         let reader = OutputReader(output.fileHandleForReading)
         if let port = reader.waitForPort(timeout: timeout) {
             return ServerProcess(port: port, adminKey: adminKey ?? "", process: process, output: output, reader: reader)

@@ -27,23 +27,7 @@ public final class ServerProcess: @unchecked Sendable {
     /// Starts `hearth serve` on a free port over a data folder and waits until it listens.
     public static func start(dataDirectory: String, adminKey: String = "test-admin-key-" + UUID().uuidString,
                              arguments: [String] = [], timeout: Double = 60) throws -> ServerProcess {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binaryPath())
-        process.arguments = ["serve", "--port", "0", "--data", dataDirectory] + arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["HEARTH_ADMIN_KEY"] = adminKey
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        try process.run()
-        // Read the output on a thread of its own, so the deadline holds even when the server prints nothing.
-        let reader = OutputReader(output.fileHandleForReading)
-        if let port = reader.waitForPort(timeout: timeout) {
-            return ServerProcess(port: port, adminKey: adminKey, process: process, output: output, reader: reader)
-        }
-        process.terminate()
-        throw ServerProcessError(message: "hearth serve did not start within \(timeout) s: \(reader.text)")
+        try launch(["serve", "--port", "0", "--data", dataDirectory] + arguments, adminKey: adminKey, timeout: timeout)
     }
 
     init(port: Int, adminKey: String, process: Process, output: Pipe, reader: OutputReader? = nil) {
