@@ -88,13 +88,13 @@ final class Syncer: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Called by the writer between batches: when the WAL has outgrown `WALLimits.writerRestartPages`, checkpoints it
+    /// Called by the writer between batches: when the WAL has outgrown `WALLimits.restartPages`, checkpoints it
     /// on the writer's connection in RESTART mode, holding commits back until the WAL can start over.
     func restartIfOversized(_ connection: SQLiteConnection) {
         condition.lock()
         let pages = lastWALPages
         condition.unlock()
-        guard pages >= limits.writerRestartPages else { return }
+        guard pages >= limits.restartPages else { return }
         checkpoint(connection, mode: "RESTART")
         condition.lock()
         lastWALPages = 0
@@ -138,7 +138,6 @@ final class Syncer: @unchecked Sendable {
             let batches = pending
             pending.removeAll(keepingCapacity: true)
             let wantsCheckpoint = walPages >= limits.checkpointPages
-            let wantsRestart = walPages >= limits.restartPages
             if wantsCheckpoint { walPages = 0 }
             let finished = stopping && batches.isEmpty
             condition.unlock()
@@ -151,7 +150,7 @@ final class Syncer: @unchecked Sendable {
                 for batch in batches where !batch.changes.isEmpty { hook.call(batch.changes) }
             }
             if backgroundSync { sync() }
-            if wantsCheckpoint { checkpoint(checkpointConnection, mode: wantsRestart ? "RESTART" : "PASSIVE") }
+            if wantsCheckpoint { checkpoint(checkpointConnection, mode: "PASSIVE") }
             if finished {
                 condition.lock()
                 stopped = true

@@ -11,8 +11,7 @@ import Testing
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-wal-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var configuration = Store.Configuration(dataDirectory: dir)
-        configuration.walLimits.restartPages = 8_000
-        configuration.walLimits.writerRestartPages = 16_000
+        configuration.walLimits.restartPages = 16_000
         let store = try Store(configuration: configuration)
         let body = Array(#"{"body":"\#(String(repeating: "x", count: 2_000))"}"#.utf8)
         var largest: Int64 = 0
@@ -26,8 +25,7 @@ import Testing
         }
         largest = max(largest, walSize(dir))
         store.close()
-        // The writer restarts the WAL past 16,000 pages of 4 KiB (64 MiB), and SQLite truncates a restarted
-        // WAL to 64 MiB.
+        // The writer restarts the WAL past 16,000 pages of 4 KiB (64 MiB).
         #expect(largest < 100 << 20, "the WAL grew to \(largest) bytes")
         #expect(walSize(dir) == 0, "closing checkpoints and truncates the WAL")
     }
