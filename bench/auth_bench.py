@@ -14,7 +14,7 @@ import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import doc_body, http, wait_up  # noqa: E402
+from docs_bench import doc_body, http, stop, wait_up  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOGIN_LUA = os.path.join(ROOT, "bench", "lua", "login.lua")
@@ -144,12 +144,7 @@ def main():
                   f"{med('reads beside logins', 'rps'):.0f}, {med('reads beside logins', 'p50_ms'):.2f}, "
                   f"{med('reads beside logins', 'p99_ms'):.2f} |")
     finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(procs)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -31,6 +31,16 @@ def free_port():
         return s.getsockname()[1]
 
 
+def stop(procs, timeout=20):
+    """Stops servers gracefully (SIGTERM), killing any that does not exit in time."""
+    for proc in procs:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def wait_up(url, seconds=60):
     end = time.time() + seconds
     while time.time() < end:
@@ -128,12 +138,7 @@ def main():
             pp99 = statistics.median(r["p99_ms"] for r in results[(workload, "pocketbase")])
             print(f"| {workload} | {h:.0f} | {p:.0f} | {h / p:.2f}x | {hp99:.2f} | {pp99:.2f} |")
     finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(procs)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

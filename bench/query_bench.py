@@ -23,7 +23,7 @@ import argparse, json, os, random, shutil, signal, socket, statistics, subproces
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import ADMIN_KEY, ROOT, free_port, http, wait_up  # noqa: E402
+from docs_bench import ADMIN_KEY, ROOT, free_port, http, stop, wait_up  # noqa: E402
 
 LUA = os.path.join(ROOT, "bench", "lua", "query.lua")
 AUTH = {"Authorization": f"Bearer {ADMIN_KEY}"}
@@ -270,15 +270,6 @@ def writecost(args):
 
 def dir_size(path):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
-
-
-def stop(procs):
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def main():

@@ -12,7 +12,7 @@ bounded in time and stops by itself.
 import argparse, os, re, signal, shutil, statistics, subprocess, sys, tempfile, threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import N_DOCS, ROOT, doc_body, http, wait_up, wrk  # noqa: E402
+from docs_bench import N_DOCS, ROOT, doc_body, http, stop, wait_up, wrk  # noqa: E402
 
 RULES = os.path.join(ROOT, "bench", "rules", "bench.rules")
 ADMIN_KEY = "hak_rules_bench_" + os.urandom(16).hex()  # this run's server only
@@ -92,12 +92,7 @@ def main():
             ca, cb = statistics.median(r["cpu_us"] for r in a), statistics.median(r["cpu_us"] for r in b)
             print(f"| {workload} | {ra:.0f} | {rb:.0f} | {rb / ra:.3f} | {pa:.2f} | {pb:.2f} | {ca:.0f} | {cb:.0f} |")
     finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(procs)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
