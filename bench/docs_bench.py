@@ -75,7 +75,9 @@ def start_hearth(tmp, port, synchronous):
     }, base
 
 
-def start_pocketbase(tmp, port):
+def launch_pocketbase(tmp, port, collection):
+    """Starts PocketBase on a fresh folder with a superuser, creates a public base collection (`collection`
+    holds its name, fields and optional indexes), and answers (process, base URL, superuser token)."""
     pb_dir = os.path.join(tmp, "pb")
     subprocess.run(["pocketbase", "superuser", "upsert", "bench@example.com", "bench-password-123", "--dir", pb_dir],
                    check=True, stdout=subprocess.DEVNULL)
@@ -86,9 +88,15 @@ def start_pocketbase(tmp, port):
     token = http("POST", f"{base}/api/collections/_superusers/auth-with-password",
                  {"identity": "bench@example.com", "password": "bench-password-123"})["token"]
     http("POST", f"{base}/api/collections", {
-        "name": "bench", "type": "base", "listRule": "", "viewRule": "", "createRule": "", "updateRule": "", "deleteRule": "",
-        "fields": [{"name": "title", "type": "text"}, {"name": "count", "type": "number"},
-                   {"name": "published", "type": "bool"}, {"name": "body", "type": "text"}]}, {"Authorization": token})
+        "type": "base", "listRule": "", "viewRule": "", "createRule": "", "updateRule": "", "deleteRule": "",
+        **collection}, {"Authorization": token})
+    return proc, base, token
+
+
+def start_pocketbase(tmp, port):
+    proc, base, _ = launch_pocketbase(tmp, port, {"name": "bench", "fields": [
+        {"name": "title", "type": "text"}, {"name": "count", "type": "number"},
+        {"name": "published", "type": "bool"}, {"name": "body", "type": "text"}]})
 
     def create(i):
         http("POST", f"{base}/api/collections/bench/records", {"id": f"b{i:014d}", **doc_body(i)})

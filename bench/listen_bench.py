@@ -14,7 +14,7 @@ the listeners connect and after their first snapshots. The driver is the Swift p
 import argparse, json, os, resource, shutil, signal, subprocess, sys, tempfile, time, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import http, wait_up  # noqa: E402
+from docs_bench import http, launch_pocketbase, wait_up  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ADMIN_KEY = "hak_bench_" + os.urandom(16).hex()  # fresh per run, so no other server accepts it
@@ -40,18 +40,8 @@ def start_hearth(tmp, port):
 
 
 def start_pocketbase(tmp, port):
-    pb_dir = os.path.join(tmp, "pb")
-    subprocess.run(["pocketbase", "superuser", "upsert", "bench@example.com", "bench-password-123", "--dir", pb_dir],
-                   check=True, stdout=subprocess.DEVNULL)
-    proc = subprocess.Popen(["pocketbase", "serve", "--dir", pb_dir, "--http", f"127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    wait_up(f"{base}/api/health")
-    token = http("POST", f"{base}/api/collections/_superusers/auth-with-password",
-                 {"identity": "bench@example.com", "password": "bench-password-123"})["token"]
-    http("POST", f"{base}/api/collections", {
-        "name": "feed", "type": "base", "listRule": "", "viewRule": "", "createRule": "", "updateRule": "", "deleteRule": "",
-        "fields": [{"name": "sentAt", "type": "number"}, {"name": "room", "type": "text"}]}, {"Authorization": token})
+    proc, _, _ = launch_pocketbase(tmp, port, {"name": "feed", "fields": [
+        {"name": "sentAt", "type": "number"}, {"name": "room", "type": "text"}]})
     return proc
 
 

@@ -23,7 +23,7 @@ import argparse, json, os, random, shutil, signal, socket, statistics, subproces
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import ADMIN_KEY, ROOT, free_port, http, stop, wait_up  # noqa: E402
+from docs_bench import ADMIN_KEY, ROOT, free_port, http, launch_pocketbase, stop, wait_up  # noqa: E402
 
 LUA = os.path.join(ROOT, "bench", "lua", "query.lua")
 AUTH = {"Authorization": f"Bearer {ADMIN_KEY}"}
@@ -86,21 +86,12 @@ FILTERED_QUERY = {"from": "bench", "where": [["published", "==", True], ["views"
 
 
 def start_pocketbase(tmp, port):
-    pb_dir = os.path.join(tmp, "pb")
-    subprocess.run(["pocketbase", "superuser", "upsert", "bench@example.com", "bench-password-123", "--dir", pb_dir],
-                   check=True, stdout=subprocess.DEVNULL)
-    proc = subprocess.Popen(["pocketbase", "serve", "--dir", pb_dir, "--http", f"127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    check_alive(proc, "pocketbase")
-    wait_up(f"{base}/api/health")
-    token = http("POST", f"{base}/api/collections/_superusers/auth-with-password",
-                 {"identity": "bench@example.com", "password": "bench-password-123"})["token"]
-    http("POST", f"{base}/api/collections", {
-        "name": "bench", "type": "base", "listRule": "", "viewRule": "", "createRule": "", "updateRule": "", "deleteRule": "",
+    proc, base, _ = launch_pocketbase(tmp, port, {
+        "name": "bench",
         "fields": [{"name": "title", "type": "text"}, {"name": "views", "type": "number"},
                    {"name": "published", "type": "bool"}, {"name": "body", "type": "text"}],
-        "indexes": ["CREATE INDEX idx_bench_published_views ON bench (published, views)"]}, {"Authorization": token})
+        "indexes": ["CREATE INDEX idx_bench_published_views ON bench (published, views)"]})
+    check_alive(proc, "pocketbase")
 
     def create(i):
         http("POST", f"{base}/api/collections/bench/records", {"id": f"b{i:014d}", **compare_doc(i)})
