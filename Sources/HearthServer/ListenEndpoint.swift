@@ -120,25 +120,35 @@ struct ListenEndpoint: Sendable {
 
     /// Sends the connection's events, one whole message at a time, until it ends.
     func writeEvents(of connection: ListenConnection, to outbound: WebSocketOutboundWriter) async {
+        let maxFrameBytes = feed.configuration.maxMessageBytes
         do {
-            while let event = await connection.next() {
-                var w = JSONWriter()
-                switch event {
-                case .snapshot(let snapshot):
-                    snapshot.write(to: &w)
-                case .pong:
-                    w.raw("{\"type\":\"pong\"}")
-                case .targetError(let id, let error), .requestError(let id?, let error):
-                    Self.writeError(error, id: id, to: &w)
-                case .requestError(nil, let error):
-                    Self.writeError(error, id: nil, to: &w)
-                case .closed(let error, let code):
-                    Self.writeError(error, id: nil, to: &w)
+            while let batch = await connection.nextBatch() {
+                for event in batch {
+                    var w = JSONWriter()
+                    switch event {
+                    case .snapshot(let snapshot):
+                        // Most snapshots are encoded once for all their listeners; send those bytes as they are.
+                        let frame = snapshot.encodedFrame()
+                        if frame.count <= maxFrameBytes {
+                            try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: frame))))
+                        } else {
+                            try await outbound.writeTextMessage(String(decoding: frame, as: UTF8.self))
+                        }
+                        continue
+                    case .pong:
+                        w.raw("{\"type\":\"pong\"}")
+                    case .targetError(let id, let error), .requestError(let id?, let error):
+                        Self.writeError(error, id: id, to: &w)
+                    case .requestError(nil, let error):
+                        Self.writeError(error, id: nil, to: &w)
+                    case .closed(let error, let code):
+                        Self.writeError(error, id: nil, to: &w)
+                        try await outbound.writeTextMessage(String(decoding: w.bytes, as: UTF8.self))
+                        try await outbound.close(WebSocketErrorCode(codeNumber: Int(code)), reason: String(error.message.prefix(100)))
+                        return
+                    }
                     try await outbound.writeTextMessage(String(decoding: w.bytes, as: UTF8.self))
-                    try await outbound.close(WebSocketErrorCode(codeNumber: Int(code)), reason: String(error.message.prefix(100)))
-                    return
                 }
-                try await outbound.writeTextMessage(String(decoding: w.bytes, as: UTF8.self))
             }
         } catch {
             connection.close()

@@ -45,13 +45,20 @@ public final class ListenClient: @unchecked Sendable {
 
     /// Whether snapshots are applied to `views` (a load generator only needs the frames).
     let tracksViews: Bool
+    /// Receives every frame as it arrives, instead of queueing it for `next` (a load generator's cheap path).
+    let onFrame: (@Sendable (JSON) -> Void)?
 
-    init(tracksViews: Bool) { self.tracksViews = tracksViews }
+    init(tracksViews: Bool, onFrame: (@Sendable (JSON) -> Void)?) {
+        self.tracksViews = tracksViews
+        self.onFrame = onFrame
+    }
 
-    /// Connects to a server on loopback; returns once the upgrade is done.
+    /// Connects to a server on loopback; returns once the upgrade is done. With `onFrame`, every frame goes to
+    /// it on the connection's reading task as it arrives and `next` never returns one (nor are views tracked):
+    /// a load generator measuring delivery then pays for no queue, wake-up or timer per frame.
     public static func connect(port: Int, credentials: Credentials = .none, maxFrameSize: Int = 1 << 20,
-                               tracksViews: Bool = true) async throws -> ListenClient {
-        let client = ListenClient(tracksViews: tracksViews)
+                               tracksViews: Bool = true, onFrame: (@Sendable (JSON) -> Void)? = nil) async throws -> ListenClient {
+        let client = ListenClient(tracksViews: tracksViews && onFrame == nil, onFrame: onFrame)
         try await client.start(port: port, credentials: credentials, maxFrameSize: maxFrameSize)
         return client
     }
@@ -74,7 +81,8 @@ public final class ListenClient: @unchecked Sendable {
                         self.lock.withLock { self.outbound = outbound }
                         self.resumeConnected(nil)
                         for try await message in inbound.messages(maxSize: 64 << 20) {
-                            if case .text(let text) = message, let json = try? JSON.parse(text) { self.received(json) }
+                            guard case .text(let text) = message, let json = try? JSON.parse(text) else { continue }
+                            if let onFrame = self.onFrame { onFrame(json) } else { self.received(json) }
                         }
                     }
                     self.lock.withLock { self.closeCode = close.map { Int(UInt16(webSocketErrorCode: $0.closeCode)) } }

@@ -30,6 +30,31 @@ final class EventQueue: @unchecked Sendable {
         return true
     }
 
+    /// Queues a snapshot, or merges it into the same target's snapshot still waiting in the queue (behind
+    /// which only other targets' snapshots wait): a client that reads slowly then gets one snapshot with
+    /// everything since, and a backlog never grows past one snapshot per target. `merge` answers the merged
+    /// snapshot, or nil when the two cannot merge. False when the queue is full or finished.
+    func push(_ snapshot: ListenSnapshot, merging merge: (ListenSnapshot) -> ListenSnapshot?) -> Bool {
+        lock.lock()
+        if !finished, waiter == nil {
+            var k = buffer.count - 1
+            while k >= head {
+                guard case .snapshot(let earlier) = buffer[k] else { break }
+                if earlier.targetID == snapshot.targetID {
+                    if earlier.serial == snapshot.serial, let merged = merge(earlier) {
+                        buffer[k] = .snapshot(merged)
+                        lock.unlock()
+                        return true
+                    }
+                    break
+                }
+                k -= 1
+            }
+        }
+        lock.unlock()
+        return push(.snapshot(snapshot))
+    }
+
     /// Queues an event past the limit (replies to the client's own messages, which the rate limit bounds).
     func pushControl(_ event: ListenEvent) {
         lock.lock()
@@ -62,6 +87,24 @@ final class EventQueue: @unchecked Sendable {
         if let waiter, !buffer.isEmpty { buffer.removeFirst() }
         lock.unlock()
         waiter?.resume(returning: last)
+    }
+
+    /// Takes up to `max` queued events without waiting.
+    func take(max: Int) -> [ListenEvent] {
+        lock.lock()
+        defer { lock.unlock() }
+        let n = min(max, buffer.count - head)
+        guard n > 0 else { return [] }
+        let out = Array(buffer[head..<(head + n)])
+        head += n
+        if head == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 256)
+            head = 0
+        } else if head > 64 && head * 2 > buffer.count {
+            buffer.removeFirst(head)
+            head = 0
+        }
+        return out
     }
 
     /// Events queued now.

@@ -188,12 +188,14 @@ final class FeedState {
             }
         }
         guard !changes.isEmpty, var model = view.model else { return }
+        let before = model.documents
         let step = model.apply(changes)
         view.model = model
         switch step {
         case .changes(let list):
             guard !list.isEmpty else { return }
-            broadcast(list, in: view, position: max(view.floor, position))
+            broadcast(list, in: view, position: max(view.floor, position),
+                      states: SnapshotStates(target: model.target, before: before, after: model.documents))
         case .requery:
             view.phase = .loading
             view.generation += 1
@@ -211,6 +213,7 @@ final class FeedState {
         case .success(let value): loaded = value
         }
         var model = view.model ?? TargetView(target: loaded.target)
+        let before = model.documents
         view.floor = loaded.position
         view.phase = .live
         if let subscriber = view.subscribers.first, subscriber.resume != nil, view.model == nil {
@@ -233,18 +236,17 @@ final class FeedState {
             let changes = model.reset(to: loaded.current)
             view.model = model
             let full = model.diff(from: [], to: model.documents)
-            let fullJSON = ViewChange.encode(full)
-            let changesJSON = ViewChange.encode(changes)
+            var firstFrames = SharedFrames(ListenSnapshot(targetID: "", initial: true, reset: false, changes: full,
+                                                          changesJSON: ViewChange.encode(full), position: view.floor, serial: 0))
+            var nextFrames = SharedFrames(ListenSnapshot(targetID: "", initial: false, reset: false, changes: changes,
+                                                         changesJSON: ViewChange.encode(changes), position: view.floor, serial: 0,
+                                                         states: SnapshotStates(target: model.target, before: before, after: model.documents)))
             for subscriber in view.subscribers {
                 let key = SubscriberKey(connection: subscriber.connection.id, serial: subscriber.serial)
                 if view.pending.remove(key) != nil {
-                    deliver(ListenSnapshot(targetID: subscriber.targetID, initial: true, reset: false, changes: full,
-                                           changesJSON: fullJSON, position: view.floor, serial: subscriber.serial),
-                            to: subscriber, in: view)
+                    deliver(firstFrames.snapshot(for: subscriber), to: subscriber, in: view)
                 } else if !changes.isEmpty {
-                    deliver(ListenSnapshot(targetID: subscriber.targetID, initial: false, reset: false, changes: changes,
-                                           changesJSON: changesJSON, position: view.floor, serial: subscriber.serial),
-                            to: subscriber, in: view)
+                    deliver(nextFrames.snapshot(for: subscriber), to: subscriber, in: view, merges: nextFrames.merges)
                 }
             }
         }
@@ -258,20 +260,78 @@ final class FeedState {
 
     // MARK: Delivery
 
-    func broadcast(_ changes: [ViewChange], in view: View, position: LogPosition) {
-        let json = ViewChange.encode(changes)
+    func broadcast(_ changes: [ViewChange], in view: View, position: LogPosition, states: SnapshotStates) {
+        var frames = SharedFrames(ListenSnapshot(targetID: "", initial: false, reset: false, changes: changes,
+                                                 changesJSON: ViewChange.encode(changes), position: position, serial: 0,
+                                                 states: states))
+        let anyPending = !view.pending.isEmpty
         for subscriber in view.subscribers {
-            let key = SubscriberKey(connection: subscriber.connection.id, serial: subscriber.serial)
-            if view.pending.contains(key) { continue }
-            deliver(ListenSnapshot(targetID: subscriber.targetID, initial: false, reset: false, changes: changes,
-                                   changesJSON: json, position: position, serial: subscriber.serial),
-                    to: subscriber, in: view)
+            if anyPending && view.pending.contains(SubscriberKey(connection: subscriber.connection.id, serial: subscriber.serial)) {
+                continue
+            }
+            deliver(frames.snapshot(for: subscriber), to: subscriber, in: view, merges: frames.merges)
+        }
+    }
+
+    /// One snapshot for every listener of a view: its frame is encoded once per target id the listeners
+    /// chose (most clients name a query's target alike), not once per listener.
+    struct SharedFrames {
+        let template: ListenSnapshot
+        var frames: [String: [UInt8]] = [:]
+        let merges = MergeCache()
+
+        init(_ template: ListenSnapshot) { self.template = template }
+
+        mutating func snapshot(for subscriber: Subscriber) -> ListenSnapshot {
+            var snapshot = template
+            snapshot.targetID = subscriber.targetID
+            snapshot.serial = subscriber.serial
+            if let frame = frames[subscriber.targetID] {
+                snapshot.frame = frame
+            } else if frames.count < 64 {
+                let frame = snapshot.encodedFrame()
+                frames[subscriber.targetID] = frame
+                snapshot.frame = frame
+            }
+            return snapshot
+        }
+    }
+
+    /// Merges of one new snapshot into the ones still waiting in its listeners' queues: the listeners of a
+    /// view that fell behind wait mostly on the same few snapshots, so each merge is computed once.
+    final class MergeCache {
+        struct Key: Hashable {
+            let earlier: ObjectIdentifier
+            let targetID: String
+        }
+        var merged: [Key: ListenSnapshot] = [:]
+
+        /// The changes from the earlier snapshot's starting view to the later one's result, as one snapshot
+        /// (Firestore's `docChanges` of the two states: removals first, each document once); nil when either
+        /// is a first or reset snapshot.
+        func merge(_ earlier: ListenSnapshot, _ later: ListenSnapshot) -> ListenSnapshot? {
+            guard let from = earlier.states, let to = later.states, !earlier.initial, !earlier.reset,
+                  !later.initial, !later.reset, later.position.sequence >= earlier.position.sequence else { return nil }
+            let key = Key(earlier: ObjectIdentifier(from), targetID: later.targetID)
+            var snapshot: ListenSnapshot
+            if let cached = merged[key] {
+                snapshot = cached
+            } else {
+                let changes = TargetView(target: to.target).diff(from: from.before, to: to.after)
+                snapshot = ListenSnapshot(targetID: later.targetID, initial: false, reset: false, changes: changes,
+                                          changesJSON: ViewChange.encode(changes), position: later.position, serial: 0,
+                                          states: SnapshotStates(target: to.target, before: from.before, after: to.after))
+                snapshot.frame = snapshot.encodedFrame()
+                if merged.count < 64 { merged[key] = snapshot }
+            }
+            snapshot.serial = later.serial
+            return snapshot
         }
     }
 
     /// Queues a snapshot after the per-change read check of document targets; a denial or a full queue ends
     /// the target or the connection.
-    func deliver(_ snapshot: ListenSnapshot, to subscriber: Subscriber, in view: View) {
+    func deliver(_ snapshot: ListenSnapshot, to subscriber: Subscriber, in view: View, merges: MergeCache? = nil) {
         var snapshot = snapshot
         if snapshot.changesJSON.isEmpty { snapshot.changesJSON = ViewChange.encode(snapshot.changes) }
         if case .document(let path) = view.target, !subscriber.identity.isAdmin {
@@ -283,7 +343,12 @@ final class FeedState {
                 return
             }
         }
-        if !subscriber.connection.queue.push(.snapshot(snapshot)) {
+        let queued = if let merges, snapshot.states != nil {
+            subscriber.connection.queue.push(snapshot) { earlier in merges.merge(earlier, snapshot) }
+        } else {
+            subscriber.connection.queue.push(.snapshot(snapshot))
+        }
+        if !queued {
             let connection = subscriber.connection
             connection.terminate(.resourceExhausted(
                 "the client is not reading its updates fast enough; reconnect and resume with the last resumeToken"),

@@ -99,6 +99,23 @@ public final class ListenConnection: @unchecked Sendable {
         return nil
     }
 
+    /// The events to send next (every one queued, up to `max`), waiting for at least one; nil when the
+    /// connection is over.
+    public func nextBatch(max: Int = 64) async -> [ListenEvent]? {
+        while true {
+            var taken = queue.take(max: max)
+            if taken.isEmpty {
+                guard let first = await next() else { return nil }
+                taken = [first] + queue.take(max: max - 1)
+            }
+            let batch = taken.filter { event in
+                if case .snapshot(let s) = event { return isCurrent(s.targetID, s.serial) }
+                return true
+            }
+            if !batch.isEmpty { return batch }
+        }
+    }
+
     /// Events waiting to be sent.
     public var queuedEvents: Int { queue.count }
 

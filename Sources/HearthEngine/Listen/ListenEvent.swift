@@ -32,11 +32,24 @@ public struct ListenSnapshot: Sendable {
     public var position: LogPosition
     /// Which listen of `targetID` this is for (an id may be reused after `unlisten`).
     var serial: Int
+    /// The whole frame, when it was encoded once for every listener of the view that names the target alike.
+    public var frame: [UInt8]?
+    /// The view before and after `changes`, so that a later snapshot can be merged into this one while it
+    /// waits to be sent; nil for first and reset snapshots, which are never merged.
+    var states: SnapshotStates?
 
     /// The time of `position`, as `readTime`.
     public var readTime: Timestamp { position.commitTime }
     /// The token that resumes from here.
     public var resumeToken: String { position.resumeToken }
+
+    /// The snapshot frame of DESIGN §6: `frame` when encoded already, or encoded now.
+    public func encodedFrame() -> [UInt8] {
+        if let frame { return frame }
+        var w = JSONWriter(capacity: changesJSON.count + 160)
+        write(to: &w)
+        return w.bytes
+    }
 
     /// Writes the snapshot frame of DESIGN §6.
     public func write(to w: inout JSONWriter) {
@@ -51,5 +64,18 @@ public struct ListenSnapshot: Sendable {
         w.raw("\",\"resumeToken\":")
         w.string(resumeToken)
         w.raw("}")
+    }
+}
+
+/// A view's result before and after one snapshot's changes, shared by every listener of the view.
+final class SnapshotStates: Sendable {
+    let target: ListenTarget
+    let before: [Document]
+    let after: [Document]
+
+    init(target: ListenTarget, before: [Document], after: [Document]) {
+        self.target = target
+        self.before = before
+        self.after = after
     }
 }
