@@ -35,6 +35,7 @@ public final class ChangeFeed: Service, Sendable {
         self.messages = messages
         self.inbox = inbox
         database.store.onCommit { changes in inbox.yield(.commit(changes)) }
+        database.rules.onInstall { generation in inbox.yield(.rulesChanged(generation: generation)) }
     }
 
     /// Opens a connection acting as `identity` (`.unauthenticated` until an `auth` message, if any).
@@ -55,7 +56,7 @@ public final class ChangeFeed: Service, Sendable {
                 }
             }
             for await message in messages.cancelOnGracefulShutdown() {
-                state.handle(message) { request in
+                state.handle(message, load: { request in
                     group.addTask { [database, inbox] in
                         do {
                             let result = try await database.store.readAtPosition { context, position in
@@ -67,7 +68,21 @@ public final class ChangeFeed: Service, Sendable {
                             inbox.yield(.loaded(view: request.view, generation: request.generation, result: .failure(failure)))
                         }
                     }
-                }
+                }, reauthorize: { subscribers in
+                    // Off the loop: rules may read documents, and a reload re-checks every open target at once.
+                    group.addTask { [authorizer, inbox] in
+                        var denied: [Denial] = []
+                        for subscriber in subscribers {
+                            do {
+                                try authorizer.authorizeTarget(subscriber.identity, subscriber.target)
+                            } catch {
+                                denied.append(Denial(connection: subscriber.connection.id, serial: subscriber.serial,
+                                                     error: error as? HearthError ?? .permissionDenied()))
+                            }
+                        }
+                        if !denied.isEmpty { inbox.yield(.denied(denied)) }
+                    }
+                })
             }
             let open = state.connections.values.map(\.connection)
             state.closeAll(.unavailable("the server is shutting down; resume on another connection"), closeCode: 1001)
@@ -90,6 +105,17 @@ enum FeedMessage: Sendable {
     case disconnect(connection: Int)
     case loaded(view: Int, generation: Int, result: Result<LoadResult, HearthError>)
     case revoke(RevocationEvent)
+    /// New rules are in force: every open target is authorized again.
+    case rulesChanged(generation: Int)
+    /// Targets the rules no longer allow.
+    case denied([Denial])
+}
+
+/// A target that failed its authorization when checked again.
+struct Denial: Sendable {
+    let connection: Int
+    let serial: Int
+    let error: HearthError
 }
 
 /// Hands out connection numbers.
