@@ -40,7 +40,10 @@ public final class ChangeFeed: Service, Sendable {
 
     /// Opens a connection acting as `identity` (`.unauthenticated` until an `auth` message, if any).
     public func connect(identity: Identity, session: ListenSession? = nil) -> ListenConnection {
-        ListenConnection(id: counter.next(), feed: self, identity: identity, session: session)
+        let connection = ListenConnection(id: counter.next(), feed: self, identity: identity, session: session)
+        // Known from the start, so that revoking its session ends it even before its first target.
+        send(.connect(connection))
+        return connection
     }
 
     func send(_ message: FeedMessage) { inbox.yield(message) }
@@ -99,6 +102,7 @@ public final class ChangeFeed: Service, Sendable {
 
 /// What the feed's loop processes.
 enum FeedMessage: Sendable {
+    case connect(ListenConnection)
     case commit([ChangeRecord])
     case add(Subscriber)
     case remove(connection: Int, targetID: String, serial: Int)

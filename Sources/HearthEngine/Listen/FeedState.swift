@@ -39,7 +39,7 @@ final class FeedState {
     var byDocument: [String: Set<Int>] = [:]
     var byCollection: [String: Set<Int>] = [:]
     var byGroup: [String: Set<Int>] = [:]
-    /// Each connection's targets: serial → view.
+    /// Each open connection's targets: serial → view.
     var connections: [Int: (connection: ListenConnection, targets: [Int: Int])] = [:]
     var position = LogPosition(sequence: 0, commitTime: Timestamp(microseconds: 0))
     var nextViewID = 0
@@ -52,6 +52,8 @@ final class FeedState {
     /// the rules in force (answered with `.denied`).
     func handle(_ message: FeedMessage, load: (LoadRequest) -> Void, reauthorize: ([Subscriber]) -> Void) {
         switch message {
+        case .connect(let connection):
+            if connections[connection.id] == nil { connections[connection.id] = (connection, [:]) }
         case .commit(let records): commit(records, load: load)
         case .add(let subscriber):
             add(subscriber, load: load)
