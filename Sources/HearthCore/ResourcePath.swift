@@ -1,6 +1,6 @@
 /// Checks one collection or document id against Firestore's rules: 1 to 1,500 UTF-8 bytes, no `/`,
-/// not `.` or `..`, not `__.*__`; and no NUL (U+0000), which C strings (SQLite's text, logs, most clients)
-/// would cut the id at, so that two ids could name one document.
+/// not `.` or `..`, not `__.*__`; and no NUL (U+0000): whatever handles a path as a C string (tools reading
+/// the database file, logs, client libraries) would cut it there, so that two paths could read as one.
 public func validateID(_ id: String, kind: String = "id") throws(HearthError) {
     let n = id.utf8.count
     if n == 0 { throw .invalidArgument("empty \(kind): paths may not have empty segments") }
