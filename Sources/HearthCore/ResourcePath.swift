@@ -1,9 +1,15 @@
 /// Checks one collection or document id against Firestore's rules: 1 to 1,500 UTF-8 bytes, no `/`,
-/// not `.` or `..`, not `__.*__`.
+/// not `.` or `..`, not `__.*__`; and no NUL (U+0000): whatever handles a path as a C string (tools reading
+/// the database file, logs, client libraries) would cut it there, so that two paths could read as one.
 public func validateID(_ id: String, kind: String = "id") throws(HearthError) {
     let n = id.utf8.count
     if n == 0 { throw .invalidArgument("empty \(kind): paths may not have empty segments") }
     if n > Limits.maxIDBytes { throw .invalidArgument("\(kind) is \(n) bytes long; the limit is \(Limits.maxIDBytes)") }
+    if let k = id.utf8.firstIndex(of: 0) {
+        // Quoting the id would put the NUL in the message; name where it is instead.
+        let offset = id.utf8.distance(from: id.utf8.startIndex, to: k)
+        throw .invalidArgument("\(kind) contains a NUL character (U+0000) at byte \(offset); ids may not contain NUL")
+    }
     if id.utf8.contains(UInt8(ascii: "/")) { throw .invalidArgument("\(kind) '\(id)' contains '/'") }
     if id == "." || id == ".." { throw .invalidArgument("\(kind) may not be '\(id)'") }
     if n >= 4, id.hasPrefix("__"), id.hasSuffix("__") {

@@ -3,9 +3,14 @@ import HearthRules
 
 /// The rules the engine enforces: one compiled, immutable program, swapped atomically when the rules file
 /// is reloaded. Requests read the program once and decide with it, so a reload never mixes two rule sets.
+///
+/// Decisions that outlast a request (an open listener's target) must be taken again under a new program:
+/// observers registered with `onInstall` hear of every swap.
 public final class RulesInForce: @unchecked Sendable {
     private let lock = NSLock()
     private var current: RulesProgram?
+    private var installs = 0
+    private var observers: [@Sendable (Int) -> Void] = []
     private var devMode = false
 
     /// Makes an empty holder: until a program is installed, every caller but the admin is denied.
@@ -16,6 +21,21 @@ public final class RulesInForce: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return current
+    }
+
+    /// How many programs were installed so far: a decision taken after reading generation `g` was taken
+    /// under program `g` or a later one.
+    public var generation: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return installs
+    }
+
+    /// Calls `body` with the new generation after every install, on the installing thread.
+    public func onInstall(_ body: @escaping @Sendable (Int) -> Void) {
+        lock.lock()
+        observers.append(body)
+        lock.unlock()
     }
 
     /// Development mode: a denial names the deciding rule (`file:line`) and expression instead of
@@ -37,7 +57,10 @@ public final class RulesInForce: @unchecked Sendable {
     public func install(_ program: RulesProgram?) {
         lock.lock()
         current = program
+        installs += 1
+        let (generation, observers) = (installs, self.observers)
         lock.unlock()
+        for observer in observers { observer(generation) }
     }
 
     /// Compiles a rules file and installs it. On a read or compile error the rules in force stay as they

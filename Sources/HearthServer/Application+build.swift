@@ -54,6 +54,7 @@ public func buildApplication(
     router.get("/healthz") { _, _ in jsonResponse(Array("{\"status\":\"ok\"}".utf8)) }
     router.get("/metrics") { _, _ in
         metrics.databaseSize.set(Double(store.sizeOnDisk()))
+        metrics.reportScanned(store.statistics.documentsScanned)
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))

@@ -7,6 +7,7 @@ public final class ServerMetrics: Sendable {
     /// The registry `/metrics` exposes.
     public let registry = PrometheusCollectorRegistry()
     let databaseSize: Gauge
+    let documentsScanned: Counter
     static let buckets: [Duration] = [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -17,6 +18,20 @@ public final class ServerMetrics: Sendable {
         databaseSize = registry.makeGauge(
             descriptor: MetricNameDescriptor(metricName: "hearth_database_size", unitName: "bytes",
                                              helpText: "Size of the database file and its WAL"))
+        documentsScanned = registry.makeCounter(
+            descriptor: MetricNameDescriptor(metricName: "hearth_documents_scanned", unitName: "total",
+                                             helpText: "Documents read by queries, aggregations, listings and listener loads"))
+    }
+
+    private nonisolated(unsafe) var scannedReported = 0
+
+    /// Brings the scanned-documents counter up to the store's running total (read at each scrape).
+    func reportScanned(_ total: Int) {
+        lock.lock()
+        let delta = total - scannedReported
+        scannedReported = max(scannedReported, total)
+        lock.unlock()
+        if delta > 0 { documentsScanned.increment(by: Int64(delta)) }
     }
 
     struct Key: Hashable {

@@ -17,6 +17,19 @@ extension ReadContext {
         }
     }
 
+    /// The documents a query returns, whole and decoded (`select` is ignored), in its order, after cursors,
+    /// offset and limit: what a listener's view holds. Planned and read like `runQuery`.
+    public func queryDocuments(_ query: Query, planning: QueryPlanning = .init()) throws -> [Document] {
+        try inSnapshot {
+            var out: [Document] = []
+            try forEachResult(query, planning) { stored, doc in
+                out.append(try doc ?? stored.decoded())
+                return true
+            }
+            return out
+        }
+    }
+
     /// An aggregation's results by alias, and (when `returningDocuments`, for a transaction to record) the
     /// documents it aggregated. A count the index decides alone counts index rows without reading documents.
     public func runAggregate(_ aggregate: AggregateQuery, returningDocuments: Bool = false,
@@ -168,6 +181,8 @@ extension ReadContext {
                  _ body: (StoredDocument, Document?) throws -> Bool) throws -> Bool {
         var rows = 0
         var exhausted = false
+        var fetched = 0
+        defer { statistics?.addScanned(fetched) }
         // Counts a row against the budget; false once it is spent.
         func spend() -> Bool {
             rows += 1
@@ -207,6 +222,7 @@ extension ReadContext {
             guard let scan = plan.scans.first else { return true }
             try scanRows(scan) { _, path in
                 guard spend() else { return false }
+                fetched += 1
                 guard let stored = try document(at: path) else { return true }
                 return try deliver(stored, nil)
             }
@@ -214,6 +230,7 @@ extension ReadContext {
             guard let scan = plan.scans.first else { return true }
             try scanRows(scan) { _, path in
                 guard spend() else { return false }
+                fetched += 1
                 guard let (stored, doc) = try candidate(path), query.matches(doc) else { return true }
                 return try deliver(stored, doc)
             }
@@ -232,6 +249,7 @@ extension ReadContext {
                     run.removeAll(keepingCapacity: true)
                     runKey = key
                 }
+                fetched += 1
                 if let (stored, doc) = try candidate(path), query.matches(doc) { run.append((stored, doc)) }
                 return true
             }
@@ -242,7 +260,9 @@ extension ReadContext {
             var all: [(StoredDocument, Document)] = []
             for scan in plan.scans {
                 try scanRows(scan) { _, path in
-                    guard seen.insert(path).inserted, let (stored, doc) = try candidate(path), query.matches(doc) else { return true }
+                    guard seen.insert(path).inserted else { return true }
+                    fetched += 1
+                    guard let (stored, doc) = try candidate(path), query.matches(doc) else { return true }
                     all.append((stored, doc))
                     return true
                 }

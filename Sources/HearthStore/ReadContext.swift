@@ -3,6 +3,13 @@ import HearthCore
 /// Reads on one connection; handed to `Store.read` and (as part of `WriteContext`) to writers.
 public struct ReadContext {
     let connection: SQLiteConnection
+    /// Where scans add the documents they fetch (nil on the writer's connection).
+    let statistics: StoreStatistics?
+
+    init(connection: SQLiteConnection, statistics: StoreStatistics? = nil) {
+        self.connection = connection
+        self.statistics = statistics
+    }
 
     /// The document at a path, or nil.
     public func document(at path: DocumentPath) throws -> StoredDocument? {
@@ -29,6 +36,7 @@ public struct ReadContext {
                 path: DocumentPath(uncheckedSegments: collection.segments + [String(s.text(0).utf8.dropFirst(parent.utf8.count + 1))!]),
                 data: s.blob(1), createTime: Timestamp(microseconds: s.int(2)), updateTime: Timestamp(microseconds: s.int(3))))
         }
+        statistics?.addScanned(out.count)
         return out
     }
 

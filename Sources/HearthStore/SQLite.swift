@@ -98,9 +98,10 @@ public final class Statement: @unchecked Sendable {
         sqlite3_clear_bindings(stmt)
     }
 
-    /// Binds a text value.
+    /// Binds a text value, all of its bytes: with a length of -1 SQLite would stop at the first NUL, so that
+    /// field names differing after one would share index rows.
     public func bind(_ index: Int32, _ text: String) {
-        sqlite3_bind_text(stmt, index, text, -1, SQLITE_TRANSIENT)
+        sqlite3_bind_text(stmt, index, text, Int32(text.utf8.count), SQLITE_TRANSIENT)
     }
 
     /// Binds an integer.

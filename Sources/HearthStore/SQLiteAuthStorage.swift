@@ -91,12 +91,14 @@ public final class SQLiteAuthStorage: AuthStorage {
             let c = context.connection
             guard try Self.exists(c, "SELECT 1 FROM auth_users WHERE uid = ?", uid) else { return nil }
             let live = try Self.strings(c, "SELECT id FROM auth_sessions WHERE uid = ? AND revoked_at IS NULL ORDER BY id", uid)
+            // The account goes first: the revocation log's trigger tells a deleted account's sessions from
+            // swept ones by the account being gone.
             for sql in [
+                "DELETE FROM auth_users WHERE uid = ?",
                 "DELETE FROM auth_retired_refresh WHERE session_id IN (SELECT id FROM auth_sessions WHERE uid = ?)",
                 "DELETE FROM auth_sessions WHERE uid = ?",
                 "DELETE FROM auth_one_time_tokens WHERE uid = ?",
                 "DELETE FROM auth_outbox WHERE uid = ?",
-                "DELETE FROM auth_users WHERE uid = ?",
             ] {
                 let s = try c.prepare(sql)
                 s.bind(1, uid)
@@ -267,6 +269,43 @@ public final class SQLiteAuthStorage: AuthStorage {
             try s.run()
             return c.changes
         }
+    }
+
+    // MARK: Revocation log
+
+    /// The sequence number of the newest logged revocation (0 when none was ever logged): where a watcher
+    /// starts reading.
+    public func latestRevocationSequence() throws(HearthError) -> Int64 {
+        try pointReading { c in
+            try c.scalarInt("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'auth_revocations'), 0)") ?? 0
+        }
+    }
+
+    /// Sessions that stopped working after `sequence`, as logged by any process on this file, oldest first,
+    /// at most `limit`, each with its sequence number. Consecutive rows of one account and reason make one
+    /// event.
+    public func revocations(after sequence: Int64, limit: Int) throws(HearthError)
+        -> [(sequence: Int64, event: RevocationEvent)] {
+        let rows = try pointReading { c -> [(Int64, String, String, String)] in
+            let s = try c.prepare("SELECT seq, uid, session_id, reason FROM auth_revocations WHERE seq > ? ORDER BY seq LIMIT ?")
+            defer { s.reset() }
+            s.bind(1, sequence)
+            s.bind(2, Int64(max(0, limit)))
+            var out: [(Int64, String, String, String)] = []
+            while try s.step() { out.append((s.int(0), s.text(1), s.text(2), s.text(3))) }
+            return out
+        }
+        var out: [(sequence: Int64, event: RevocationEvent)] = []
+        for (seq, uid, session, reasonText) in rows {
+            let reason = RevocationEvent.Reason(rawValue: reasonText) ?? .revokedByAdmin
+            if let last = out.last, last.event.uid == uid, last.event.reason == reason {
+                out[out.count - 1].sequence = seq
+                out[out.count - 1].event.sessionIDs?.insert(session)
+            } else {
+                out.append((seq, RevocationEvent(uid: uid, sessionIDs: [session], reason: reason)))
+            }
+        }
+        return out
     }
 
     // MARK: One-time tokens

@@ -94,6 +94,40 @@ enum Schema {
             PRIMARY KEY (scope, field, key, doc)
         ) WITHOUT ROWID;
         """,
+        // The revocation log: a row for every session that stops working (revoked, its account disabled, or
+        // deleted with its account), written by triggers in the same transaction as the change, whichever
+        // process or code path makes it, so that a server tells its listeners of revocations made by
+        // another process (`hearth users revoke|delete`) by reading only the rows after the last it read
+        // (see `SQLiteAuthStorage.revocations(after:limit:)`). Sessions deleted by the sweeper with their
+        // account still there had ended already and are not logged. The newest 10,000 rows are kept.
+        """
+        CREATE TABLE auth_revocations (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            uid TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            reason TEXT NOT NULL
+        );
+        CREATE TRIGGER auth_sessions_revoked AFTER UPDATE OF revoked_at ON auth_sessions
+        WHEN old.revoked_at IS NULL AND new.revoked_at IS NOT NULL
+        BEGIN
+            INSERT INTO auth_revocations(uid, session_id, reason) VALUES (new.uid, new.id, 'revoked-by-admin');
+        END;
+        CREATE TRIGGER auth_users_disabled AFTER UPDATE OF disabled ON auth_users
+        WHEN new.disabled AND NOT old.disabled
+        BEGIN
+            INSERT INTO auth_revocations(uid, session_id, reason)
+                SELECT uid, id, 'account-disabled' FROM auth_sessions WHERE uid = new.uid AND revoked_at IS NULL;
+        END;
+        CREATE TRIGGER auth_sessions_deleted AFTER DELETE ON auth_sessions
+        WHEN old.revoked_at IS NULL AND NOT EXISTS (SELECT 1 FROM auth_users WHERE uid = old.uid)
+        BEGIN
+            INSERT INTO auth_revocations(uid, session_id, reason) VALUES (old.uid, old.id, 'account-deleted');
+        END;
+        CREATE TRIGGER auth_revocations_trim AFTER INSERT ON auth_revocations
+        BEGIN
+            DELETE FROM auth_revocations WHERE seq <= new.seq - 10000;
+        END;
+        """,
     ]
 
     /// The schema version that created the field index.

@@ -59,27 +59,6 @@ extension ReadContext {
                                                            updateTime: Timestamp(microseconds: s.int(5)))
         return ChangeRecord(sequence: s.int(0), commitTime: Timestamp(microseconds: s.int(1)), path: path, document: document)
     }
-
-    /// Every document of a collection group (collections with this id at any depth), optionally only below a
-    /// document, in path order.
-    public func documents(inGroup id: String, under parent: DocumentPath?) throws -> [StoredDocument] {
-        let s = try connection.prepare(parent == nil
-            ? "SELECT path, data, create_time, update_time FROM documents WHERE collection_id = ? ORDER BY path"
-            : "SELECT path, data, create_time, update_time FROM documents WHERE collection_id = ? AND path > ? AND path < ? ORDER BY path")
-        defer { s.reset() }
-        s.bind(1, id)
-        if let parent {
-            s.bind(2, parent.description + "/")
-            s.bind(3, parent.description + "0")  // '0' is the byte after '/'
-        }
-        var out: [StoredDocument] = []
-        while try s.step() {
-            let path = DocumentPath(uncheckedSegments: s.text(0).split(separator: "/", omittingEmptySubsequences: false).map(String.init))
-            out.append(StoredDocument(path: path, data: s.blob(1), createTime: Timestamp(microseconds: s.int(2)),
-                                      updateTime: Timestamp(microseconds: s.int(3))))
-        }
-        return out
-    }
 }
 
 extension ReadContext {

@@ -56,6 +56,8 @@ public final class Store: Sendable {
 
     /// The configuration the store was opened with.
     public let configuration: Configuration
+    /// Running totals of reads.
+    public let statistics = StoreStatistics()
     private let writer: WorkerThreads<WriterState>
     private let readers: WorkerThreads<SQLiteConnection>
     private let commitHook: CommitHookBox
@@ -119,8 +121,8 @@ public final class Store: Sendable {
     /// Runs a read on a reader thread. Reads see the last committed state.
     public func read<T: Sendable>(_ body: @escaping @Sendable (ReadContext) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let accepted = readers.submit { connection in
-                continuation.resume(with: Result { try body(ReadContext(connection: connection)) })
+            let accepted = readers.submit { [statistics] connection in
+                continuation.resume(with: Result { try body(ReadContext(connection: connection, statistics: statistics)) })
             }
             if !accepted { continuation.resume(throwing: HearthError.unavailable("the server is shutting down")) }
         }
@@ -131,7 +133,7 @@ public final class Store: Sendable {
     /// A point read takes microseconds, less than the two thread switches of a hop to a reader thread; reads
     /// that scan (listings, queries) use `read` instead.
     public func pointRead<T>(_ body: (ReadContext) throws -> T) throws -> T {
-        try pointReaders.with { connection in try body(ReadContext(connection: connection)) }
+        try pointReaders.with { connection in try body(ReadContext(connection: connection, statistics: statistics)) }
     }
 
     /// Runs a write job on the writer thread, inside a transaction shared with other queued jobs; the job's

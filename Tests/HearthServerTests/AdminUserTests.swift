@@ -78,6 +78,56 @@ import Testing
         await server.stop()
     }
 
+    /// `hearth users revoke` and `delete`, run beside a running `hearth serve` on its data folder, take effect in
+    /// the server at once: requests with the revoked tokens fail, and the live listeners those sessions opened
+    /// end with `unauthenticated` within about a second, while other accounts' listeners carry on.
+    @Test func commandLineRevocationsEndListenersOfARunningServer() async throws {
+        let folder = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rules = try RulesHTTPTests.writeRules("""
+            rules_version = '2';
+            service cloud.firestore { match /databases/{d}/documents { match /notes/{id} { allow read: if request.auth != null; } } }
+            """)
+        let server = try ServerProcess.start(dataDirectory: folder, arguments: ["--rules", rules])
+        let client = server.client()
+        do {
+            let ann = try await client.signedUp("ann@example.com", "long enough password")
+            let annAgain = try await client.loggedIn("ann@example.com", "long enough password")
+            let bob = try await client.signedUp("bob@example.com", "long enough password")
+            let annListeners = [
+                try await ListenClient.watching("notes/n1", port: server.port, token: ann.token),
+                try await ListenClient.watching("notes/n1", port: server.port, token: annAgain.token),
+            ]
+            let bobListener = try await ListenClient.watching("notes/n1", port: server.port, token: bob.token)
+
+            let revoke = try HearthCLI.run(["users", "revoke", "--data", folder, ann.uid])
+            #expect(revoke.status == 0, "\(revoke.output)")
+            let revoked = ContinuousClock.now
+            // Requests look the session up every time: the revocation applies to the very next one.
+            #expect(try await client.get("/v1/auth/me", as: .token(ann.token)).status == 401)
+            for listener in annListeners {
+                let frame = try await listener.expect("error", timeout: .seconds(10))
+                #expect(frame["code"] == .string("unauthenticated"))
+                while !listener.isClosed { try await Task.sleep(for: .milliseconds(10)) }
+                #expect(listener.closeCode == 1008)
+            }
+            #expect(ContinuousClock.now - revoked < .seconds(3), "the listeners ended \(ContinuousClock.now - revoked) after the revocation")
+            #expect(!bobListener.isClosed)
+
+            _ = try await client.put("/v1/docs/notes/n1", #"{"v": 1}"#)
+            _ = try await bobListener.expectChange("added", of: "notes/n1")
+            let delete = try HearthCLI.run(["users", "delete", "--data", folder, bob.uid])
+            #expect(delete.status == 0, "\(delete.output)")
+            #expect(try await client.get("/v1/auth/me", as: .token(bob.token)).status == 401)
+            #expect(try await bobListener.expect("error", timeout: .seconds(10))["code"] == .string("unauthenticated"))
+        } catch {
+            Issue.record(error)
+        }
+        await client.close()
+        server.signal(SIGTERM)
+        _ = try server.waitForExit()
+    }
+
     static func uids(_ result: HTTPResult) -> [String] {
         guard case .array(let users)? = result.json?["users"] else { return [] }
         return users.compactMap { $0["uid"]?.stringValue }

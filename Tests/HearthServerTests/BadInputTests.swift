@@ -5,7 +5,8 @@ import Testing
 /// Bad requests get the documented error and change nothing.
 @Suite struct BadInputTests {
     /// Seeds one document, runs the bad request, and checks the store still holds exactly that document.
-    func expectRejected(_ status: Int, _ code: String, _ send: (HearthClient) async throws -> HTTPResult,
+    func expectRejected(_ status: Int, _ code: String, saying phrase: String? = nil,
+                        _ send: (HearthClient) async throws -> HTTPResult,
                         sourceLocation: SourceLocation = #_sourceLocation) async throws {
         try await TestServer.with { _, client in
             _ = try await client.put("/v1/docs/col/doc", #"{"v": 1}"#)
@@ -13,6 +14,10 @@ import Testing
             #expect(r.status == status, "got \(r.status): \(r.text.prefix(300))", sourceLocation: sourceLocation)
             #expect(r.errorCode == code, sourceLocation: sourceLocation)
             #expect((r.errorMessage ?? "").count > 5, sourceLocation: sourceLocation)
+            if let phrase {
+                #expect(r.errorMessage?.contains(phrase) == true, "message: \(r.errorMessage ?? r.text)",
+                        sourceLocation: sourceLocation)
+            }
             let list = try await client.get("/v1/docs/col")
             guard case .array(let docs)? = list.json?["documents"] else {
                 Issue.record("listing failed", sourceLocation: sourceLocation)
@@ -61,6 +66,38 @@ import Testing
         try await expectRejected(400, "invalid-argument") { try await $0.post("/v1/docs/col?id=__id__", "{}") }
         try await expectRejected(400, "invalid-argument") {
             try await $0.put("/v1/docs/col/" + String(repeating: "x", count: 1501), "{}")
+        }
+    }
+
+    /// A NUL would cut the id short wherever it is handled as a C string (SQLite's text among them), so that
+    /// `col/a%00b` would land on `col/a`: refused in URL paths and in every JSON path alike.
+    @Test func nulInIDs() async throws {
+        let nul = "NUL character (U+0000)"
+        try await expectRejected(400, "invalid-argument", saying: nul) { try await $0.put("/v1/docs/col/a%00b", #"{"v": 2}"#) }
+        try await expectRejected(400, "invalid-argument", saying: nul) { try await $0.put("/v1/docs/col/%00", #"{"v": 2}"#) }
+        try await expectRejected(400, "invalid-argument", saying: nul) { try await $0.put("/v1/docs/c%00l/doc", #"{"v": 2}"#) }
+        try await expectRejected(400, "invalid-argument", saying: nul) { try await $0.patch("/v1/docs/col/doc%00", #"{"v": 2}"#) }
+        try await expectRejected(400, "invalid-argument", saying: nul) { try await $0.delete("/v1/docs/col/doc%00x") }
+        try await expectRejected(400, "invalid-argument", saying: nul) { try await $0.post("/v1/docs/col%00", #"{"v": 2}"#) }
+        try await expectRejected(400, "invalid-argument", saying: nul) { try await $0.post("/v1/docs/col?id=a%00b", #"{"v": 2}"#) }
+        try await expectRejected(400, "invalid-argument", saying: nul) {
+            try await $0.put("/v1/docs/col/doc/sub%00/x", #"{"v": 2}"#)
+        }
+        // JSON paths: commits, references in data, queries.
+        try await expectRejected(400, "invalid-argument", saying: nul) {
+            try await $0.post("/v1/commit", #"{"writes": [{"set": "col/a\u0000b", "data": {"v": 2}}]}"#)
+        }
+        try await expectRejected(400, "invalid-argument", saying: nul) {
+            try await $0.post("/v1/commit", #"{"writes": [{"set": "col/ok", "data": {}}, {"create": "c\u0000l/x", "data": {}}]}"#)
+        }
+        try await expectRejected(400, "invalid-argument", saying: nul) {
+            try await $0.put("/v1/docs/col/ref", #"{"r": {"$ref": "col/\u0000"}}"#)
+        }
+        try await expectRejected(400, "invalid-argument", saying: nul) {
+            try await $0.post("/v1/query", #"{"from": "col\u0000"}"#)
+        }
+        try await expectRejected(400, "invalid-argument", saying: nul) {
+            try await $0.post("/v1/query", #"{"from": {"collectionGroup": "c\u0000l"}}"#)
         }
     }
 

@@ -107,6 +107,20 @@ import Testing
         await h.stop()
     }
 
+    /// A connection is ended by the revocation of its session even before it adds a target, so that it
+    /// cannot add one afterwards.
+    @Test func revokingTheSessionEndsAConnectionWithoutTargets() async throws {
+        let hub = RevocationHub()
+        let h = try Harness(revocations: hub)
+        let idle = h.feed.connect(identity: .admin, session: ListenSession(uid: "u1", sessionID: "s1"))
+        while hub.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        hub.publish(RevocationEvent(uid: "u1", sessionIDs: ["s1"], reason: .revokedByAdmin))
+        guard case .closed(let error, let code) = try await Self.next(idle) else { Issue.record("expected a close"); return }
+        #expect(error.code == .unauthenticated && code == 1008)
+        #expect(throws: HearthError.self) { try idle.listen(id: "a", target: .document(try DocumentPath("a/b")), resumeToken: nil) }
+        await h.stop()
+    }
+
     @Test func aClientThatDoesNotReadIsToldToResume() async throws {
         var configuration = ListenConfiguration()
         configuration.maxQueuedEvents = 3

@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 import HearthTesting
 import Testing
@@ -50,6 +51,78 @@ import Testing
             #expect(try await ws.expect("error")["code"] == .string("unauthenticated"))
             while !ws.isClosed { try await Task.sleep(for: .milliseconds(10)) }
             #expect(ws.closeCode == 1008)
+        }
+    }
+
+    /// Reloading the rules file decides every open target again with the rules now in force (`get` for a
+    /// document, `list` over the query's constraints for a query); those no longer allowed end with
+    /// `permission-denied`, the others and the connection carry on.
+    @Test func reloadedRulesDecideOpenTargetsAgain() async throws {
+        let before = """
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /notes/{id} {
+                  allow get, list: if request.auth != null && resource.data.owner == request.auth.uid;
+                }
+                match /pub/{id} { allow read: if true; }
+              }
+            }
+            """
+        // Notes can no longer be read one by one, and only be listed a few at a time.
+        let after = """
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /notes/{id} {
+                  allow list: if request.auth != null && resource.data.owner == request.auth.uid && request.query.limit <= 5;
+                }
+                match /pub/{id} { allow read: if true; }
+              }
+            }
+            """
+        let file = try RulesHTTPTests.writeRules(before)
+        try await TestServer.with(configure: {
+            $0.rulesFile = file
+            $0.rulesPollInterval = 0.05
+            $0.useTestAccounts()
+        }) { server, client in
+            let ann = try await client.signedUp("ann@example.com", "a long enough password")
+            _ = try await client.put("/v1/docs/notes/n1", #"{"owner": "\#(ann.uid)"}"#)
+            _ = try await client.put("/v1/docs/pub/p1", #"{"v": 1}"#)
+            let ws = try await ListenClient.connect(port: server.port, credentials: .header(ann.token))
+            let mine = #"[["owner", "==", "\#(ann.uid)"]]"#
+            try await ws.listen("doc", doc: "notes/n1")
+            try await ws.listen("all", query: #"{"from": "notes", "where": \#(mine)}"#)
+            try await ws.listen("few", query: #"{"from": "notes", "where": \#(mine), "limit": 5}"#)
+            try await ws.listen("pub", doc: "pub/p1")
+            for _ in 0..<4 { try await ws.expect("snapshot") }
+            // The admin's listeners bypass rules, before and after.
+            let admin = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+            try await admin.listen("doc", doc: "notes/n1")
+            try await admin.expect("snapshot", id: "doc")
+
+            try after.write(toFile: file, atomically: true, encoding: .utf8)
+            var ended: [String: String] = [:]
+            for _ in 0..<2 {
+                let frame = try await ws.expect("error", timeout: .seconds(10))
+                ended[frame["id"]?.stringValue ?? "?"] = frame["code"]?.stringValue
+            }
+            #expect(ended == ["doc": "permission-denied", "all": "permission-denied"])
+
+            // The connection is open and the allowed targets still follow their results.
+            _ = try await client.put("/v1/docs/pub/p1", #"{"v": 2}"#)
+            #expect(try await ws.expectChange("modified", of: "pub/p1", id: "pub")["data"]?["v"] == .int(2))
+            _ = try await client.put("/v1/docs/notes/n2", #"{"owner": "\#(ann.uid)"}"#)
+            _ = try await ws.expectChange("added", of: "notes/n2", id: "few")
+            #expect(await ws.isQuiet())
+            #expect(!ws.isClosed)
+            // A target added now is decided by the new rules too.
+            try await ws.listen("doc", doc: "notes/n1")
+            #expect(try await ws.expect("error", id: "doc")["code"] == .string("permission-denied"))
+            #expect(await admin.isQuiet())
+            await ws.close()
+            await admin.close()
         }
     }
 }

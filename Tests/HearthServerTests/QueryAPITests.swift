@@ -19,6 +19,19 @@ import Testing
         ("landmarks/eiffel", #"{"name": "Eiffel Tower", "type": "tower"}"#),
     ]
 
+    /// Field names may hold NUL (only ids may not): names that differ after it are indexed apart, so an
+    /// equality the index decides alone neither returns nor counts the other's documents.
+    @Test func fieldNamesDifferingAfterANULAreIndexedApart() async throws {
+        try await TestServer.with { _, client in
+            try await client.load([("c/d1", #"{"a\u0000b": 1}"#), ("c/d2", #"{"a\u0000c": 1}"#), ("c/d3", #"{"a": 1}"#)])
+            let query = #"{"from": "c", "where": [["`a\u0000b`", "==", 1]]}"#
+            #expect(try await client.query(query).documentIDs == ["d1"])
+            let count = try await client.aggregate(#"{"query": \#(query), "aggregations": {"n": {"count": {}}}}"#)
+            #expect(count.json?["result"]?["n"] == .int(1), "\(count.text)")
+            #expect(try await client.query(#"{"from": "c", "where": [["a", "==", 1]]}"#).documentIDs == ["d3"])
+        }
+    }
+
     static func withCities(_ body: (HearthClient) async throws -> Void) async throws {
         try await TestServer.with { _, client in
             try await client.load(cities)

@@ -86,12 +86,13 @@ public struct RandomValues {
         }
     }
 
-    /// A random document path with 1 to 3 levels of collections.
+    /// A random document path with 1 to 3 levels of collections. Ids with U+0001 sort below `/` byte-wise, which
+    /// segment-by-segment order must not be fooled by (ids may not hold U+0000).
     public mutating func path() -> DocumentPath {
         var segments: [String] = []
         for _ in 0..<int(1...3) {
-            segments.append(pick(["users", "posts", "c", "c\u{0}", "cé"]))
-            segments.append(pick(["a", "b", "a\u{0}", "ab", "z", "é", "1"]))
+            segments.append(pick(["users", "posts", "c", "c\u{1}", "cé"]))
+            segments.append(pick(["a", "b", "a\u{1}", "ab", "z", "é", "1"]))
         }
         return DocumentPath(uncheckedSegments: segments)
     }

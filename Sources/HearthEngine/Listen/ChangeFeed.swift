@@ -35,11 +35,15 @@ public final class ChangeFeed: Service, Sendable {
         self.messages = messages
         self.inbox = inbox
         database.store.onCommit { changes in inbox.yield(.commit(changes)) }
+        database.rules.onInstall { generation in inbox.yield(.rulesChanged(generation: generation)) }
     }
 
     /// Opens a connection acting as `identity` (`.unauthenticated` until an `auth` message, if any).
     public func connect(identity: Identity, session: ListenSession? = nil) -> ListenConnection {
-        ListenConnection(id: counter.next(), feed: self, identity: identity, session: session)
+        let connection = ListenConnection(id: counter.next(), feed: self, identity: identity, session: session)
+        // Known from the start, so that revoking its session ends it even before its first target.
+        send(.connect(connection))
+        return connection
     }
 
     func send(_ message: FeedMessage) { inbox.yield(message) }
@@ -55,7 +59,7 @@ public final class ChangeFeed: Service, Sendable {
                 }
             }
             for await message in messages.cancelOnGracefulShutdown() {
-                state.handle(message) { request in
+                state.handle(message, load: { request in
                     group.addTask { [database, inbox] in
                         do {
                             let result = try await database.store.readAtPosition { context, position in
@@ -67,7 +71,21 @@ public final class ChangeFeed: Service, Sendable {
                             inbox.yield(.loaded(view: request.view, generation: request.generation, result: .failure(failure)))
                         }
                     }
-                }
+                }, reauthorize: { subscribers in
+                    // Off the loop: rules may read documents, and a reload re-checks every open target at once.
+                    group.addTask { [authorizer, inbox] in
+                        var denied: [Denial] = []
+                        for subscriber in subscribers {
+                            do {
+                                try authorizer.authorizeTarget(subscriber.identity, subscriber.target)
+                            } catch {
+                                denied.append(Denial(connection: subscriber.connection.id, serial: subscriber.serial,
+                                                     error: error as? HearthError ?? .permissionDenied()))
+                            }
+                        }
+                        if !denied.isEmpty { inbox.yield(.denied(denied)) }
+                    }
+                })
             }
             let open = state.connections.values.map(\.connection)
             state.closeAll(.unavailable("the server is shutting down; resume on another connection"), closeCode: 1001)
@@ -84,12 +102,24 @@ public final class ChangeFeed: Service, Sendable {
 
 /// What the feed's loop processes.
 enum FeedMessage: Sendable {
+    case connect(ListenConnection)
     case commit([ChangeRecord])
     case add(Subscriber)
     case remove(connection: Int, targetID: String, serial: Int)
     case disconnect(connection: Int)
     case loaded(view: Int, generation: Int, result: Result<LoadResult, HearthError>)
     case revoke(RevocationEvent)
+    /// New rules are in force: every open target is authorized again.
+    case rulesChanged(generation: Int)
+    /// Targets the rules no longer allow.
+    case denied([Denial])
+}
+
+/// A target that failed its authorization when checked again.
+struct Denial: Sendable {
+    let connection: Int
+    let serial: Int
+    let error: HearthError
 }
 
 /// Hands out connection numbers.

@@ -39,17 +39,41 @@ final class FeedState {
     var byDocument: [String: Set<Int>] = [:]
     var byCollection: [String: Set<Int>] = [:]
     var byGroup: [String: Set<Int>] = [:]
-    /// Each connection's targets: serial → view.
+    /// Each open connection's targets: serial → view.
     var connections: [Int: (connection: ListenConnection, targets: [Int: Int])] = [:]
     var position = LogPosition(sequence: 0, commitTime: Timestamp(microseconds: 0))
     var nextViewID = 0
+    /// The latest rules generation announced; targets authorized under an older one are checked again.
+    var rulesGeneration = 0
 
     init(feed: ChangeFeed) { self.feed = feed }
 
-    func handle(_ message: FeedMessage, load: (LoadRequest) -> Void) {
+    /// Handles one message; `load` starts a read of a view's result, `reauthorize` a check of targets against
+    /// the rules in force (answered with `.denied`).
+    func handle(_ message: FeedMessage, load: (LoadRequest) -> Void, reauthorize: ([Subscriber]) -> Void) {
         switch message {
+        case .connect(let connection):
+            if connections[connection.id] == nil { connections[connection.id] = (connection, [:]) }
         case .commit(let records): commit(records, load: load)
-        case .add(let subscriber): add(subscriber, load: load)
+        case .add(let subscriber):
+            add(subscriber, load: load)
+            if subscriber.rulesGeneration < rulesGeneration && !subscriber.identity.isAdmin {
+                // Authorized under rules replaced before it arrived here, after the reload's own re-check.
+                reauthorize([subscriber])
+            }
+        case .rulesChanged(let generation):
+            guard generation > rulesGeneration else { return }
+            rulesGeneration = generation
+            let open = views.values.flatMap { view in view.subscribers.filter { !$0.identity.isAdmin } }
+            if !open.isEmpty { reauthorize(open) }
+        case .denied(let denials):
+            for denial in denials {
+                guard let viewID = connections[denial.connection]?.targets[denial.serial], let view = views[viewID],
+                      let subscriber = view.subscribers.first(where: {
+                          $0.connection.id == denial.connection && $0.serial == denial.serial
+                      }) else { continue }  // gone meanwhile
+                end(subscriber, denial.error, in: view)
+            }
         case .remove(let connection, _, let serial): remove(SubscriberKey(connection: connection, serial: serial))
         case .disconnect(let connection): disconnect(connection)
         case .loaded(let view, let generation, let result): loaded(view, generation, result, load: load)

@@ -69,6 +69,8 @@ public final class ListenConnection: @unchecked Sendable {
         nextSerial += 1
         let (identity, serial) = (identityValue, nextSerial)
         lock.unlock()
+        // Read before deciding: if the rules change meanwhile, the feed sees an older generation and decides again.
+        let rulesGeneration = feed.database.rules.generation
         do {
             try feed.authorizer.authorizeTarget(identity, target)
         } catch let error as HearthError {
@@ -78,7 +80,7 @@ public final class ListenConnection: @unchecked Sendable {
         }
         lock.withLock { targets[targetID] = serial }
         feed.send(.add(Subscriber(connection: self, targetID: targetID, serial: serial, identity: identity,
-                                  target: target, resume: resume)))
+                                  target: target, resume: resume, rulesGeneration: rulesGeneration)))
     }
 
     /// Removes a target; no event of it follows.
@@ -182,4 +184,6 @@ struct Subscriber: Sendable {
     let identity: Identity
     let target: ListenTarget
     let resume: LogPosition?
+    /// The rules generation (`RulesInForce.generation`) read before the target was authorized.
+    let rulesGeneration: Int
 }
