@@ -27,6 +27,9 @@ struct IndexScan {
     var descending = false
     /// True when the key range applies every range filter on the scanned field.
     var appliesRanges = false
+    /// For a root collection's scan: select only its own rows in SQL (used to count rows without reading
+    /// them), instead of skipping the others in `path(ofDoc:)`.
+    var onlyRootRowsInSQL = false
     /// `field` and `key` columns a document must also have entries for.
     var probes: [(field: String, key: [UInt8])] = []
 
@@ -83,6 +86,16 @@ struct IndexScan {
         }
         if let docLower { sql += docLower.inclusive ? " AND doc >= ?" : " AND doc > ?"; params.append(.blob(docLower.key)) }
         if let docUpper { sql += docUpper.inclusive ? " AND doc <= ?" : " AND doc < ?"; params.append(.blob(docUpper.key)) }
+        if onlyRootRowsInSQL, let rootCollection {
+            // A root collection's rows in its group scope: paths of two segments that start with it. Every
+            // segment ends with 00 01 (a NUL inside one is 00 FF) and the path with 00 00, so after the
+            // collection's prefix the first 00 01 must be the last one.
+            let prefix = IndexKey.prefix(segments: [rootCollection.id])
+            var end = prefix
+            end[end.count - 1] += 1
+            sql += " AND doc >= ? AND doc < ? AND instr(substr(doc, ?), X'0001') = length(doc) - ?"
+            params += [.blob(prefix), .blob(end), .int(Int64(prefix.count + 1)), .int(Int64(prefix.count + 3))]
+        }
         for probe in probes {
             sql += " AND EXISTS (SELECT 1 FROM field_index AS p WHERE p.scope = i.scope AND p.field = ? AND p.key = ? AND p.doc = i.doc)"
             params.append(.text(probe.field))

@@ -103,15 +103,8 @@ extension ReadContext {
         var scan = plan.scans[0]
         scan.descending = false
         let cap = forward.limit.map { $0 + forward.offset }
-        if scan.rootCollection != nil {
-            // Deeper collections with the same id may share the range: count only the collection's own rows.
-            var rows = 0
-            try scanRows(scan) { _, _ in
-                rows += 1
-                return cap.map { rows < $0 } ?? true
-            }
-            return max(0, rows - forward.offset)
-        }
+        // Deeper collections with the same id may share a root collection's range: count only its own rows.
+        scan.onlyRootRowsInSQL = true
         let (sql, params) = scan.sql(limit: cap)
         let s = try connection.prepare("SELECT count(*) FROM (\(sql))")
         defer { s.reset() }
