@@ -22,6 +22,10 @@ enum RulesValue: Sendable {
     case partialMap([String: RulesValue])
     /// A value that depends on which document a query returns.
     case unknown
+    /// A map still in its stored form (a document, its data, `request`), converted only as far as an
+    /// expression reads it. The evaluator hands it out only where a map is read by key or compared with
+    /// a non-map; everywhere else it becomes `.map` first (`materialized`), so built-ins never see it.
+    case lazy(any LazyMap)
 
     /// The type name used in messages and by `is`.
     var typeName: String {
@@ -37,7 +41,7 @@ enum RulesValue: Sendable {
         case .path: return "path"
         case .latlng: return "latlng"
         case .list: return "list"
-        case .map, .partialMap: return "map"
+        case .map, .partialMap, .lazy: return "map"
         case .set: return "set"
         case .mapDiff: return "map_diff"
         case .unknown: return "unknown"
@@ -61,6 +65,12 @@ enum RulesValue: Sendable {
         }
     }
 
+    /// Converts a stored document value, leaving a map in its stored form until it is read.
+    static func lazily(_ value: Value) -> RulesValue {
+        if case .map(let m) = value { return .lazy(LazyFields(m)) }
+        return RulesValue(value)
+    }
+
     /// `databases/(default)/documents`: the prefix of every absolute document path in rules.
     static let documentsPrefix = ["databases", RulesLimits.databaseID, "documents"]
 
@@ -73,6 +83,12 @@ enum RulesValue: Sendable {
         ])
     }
 
+    /// The value with any lazy map at its top converted; nested values of a lazy map are converted eagerly.
+    var materialized: RulesValue {
+        if case .lazy(let m) = self { return .map(m.materialized) }
+        return self
+    }
+
     var isUnknown: Bool {
         if case .unknown = self { return true }
         return false
@@ -82,6 +98,10 @@ enum RulesValue: Sendable {
     /// Returns nil when the answer depends on an unknown.
     static func equal(_ a: RulesValue, _ b: RulesValue) -> Bool? {
         switch (a, b) {
+        case (.lazy, .lazy), (.lazy, .map), (.map, .lazy): return equal(a.materialized, b.materialized)
+        // Against anything but a map only the type matters: `resource != null` converts nothing.
+        case (.lazy, _): return equal(.map([:]), b)
+        case (_, .lazy): return equal(a, .map([:]))
         case (.unknown, _), (_, .unknown), (.partialMap, _), (_, .partialMap): return nil
         case (.null, .null): return true
         case (.bool(let x), .bool(let y)): return x == y
@@ -141,6 +161,7 @@ enum RulesValue: Sendable {
         case .list(let items): return "[" + items.map(\.debugDescription).joined(separator: ", ") + "]"
         case .map(let m):
             return "{" + m.keys.sorted(by: utf8Less).map { quote($0) + ": " + m[$0]!.debugDescription }.joined(separator: ", ") + "}"
+        case .lazy(let m): return RulesValue.map(m.materialized).debugDescription
         case .partialMap: return "{...}"
         case .set(let s): return "set(" + s.elements.map(\.debugDescription).joined(separator: ", ") + ")"
         case .mapDiff: return "map_diff"
@@ -192,6 +213,7 @@ struct RulesKey: Hashable, Sendable {
         case .bytes(let b): hasher.combine(b)
         case .list(let items): hasher.combine(items.count)
         case .map(let m): hasher.combine(m.count)
+        case .lazy(let m): hasher.combine(m.count)
         default: hasher.combine(value.typeName)
         }
     }
