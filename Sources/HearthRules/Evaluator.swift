@@ -15,16 +15,22 @@ struct EvalError: Error, Sendable {
 /// The distinct documents read by `get`/`exists` (and their `After` forms) for one request or one batch:
 /// cached reads do not count again, as in Firestore.
 final class AccessState {
-    struct Key: Hashable {
+    struct Key: Equatable {
         let after: Bool
         let segments: ArraySlice<String>
     }
 
-    var cache: [Key: Document?] = [:]
+    /// The documents read so far; at most `limit` of them, so a list is quicker than hashing paths.
+    var cache: [(key: Key, document: Document?)] = []
     var count = 0
     let limit: Int
 
     init(limit: Int) { self.limit = limit }
+
+    func cached(_ key: Key) -> Document?? {
+        for entry in cache where entry.key == key { return .some(entry.document) }
+        return nil
+    }
 }
 
 /// Where evaluation is: the variables in scope and the functions visible from here.
@@ -96,13 +102,17 @@ final class Evaluator {
             return .map(out)
         case .path(let parts):
             var segments: [String] = []
+            segments.reserveCapacity(parts.count + 2)
             var unknown = false
             for part in parts {
                 switch part {
                 case .literal(let s): segments.append(s)
                 case .interpolated(let inner):
                     switch try eval(inner, frame) {
-                    case .string(let s): segments += s.split(separator: "/").map(String.init)
+                    case .string(let s):
+                        // Most interpolations are one id; splitting those would only copy them.
+                        if !s.isEmpty, !s.utf8.contains(UInt8(ascii: "/")) { segments.append(s); break }
+                        segments += s.split(separator: "/").map(String.init)
                     case .path(let p): segments += p
                     case .int(let i): segments.append(String(i))
                     case .unknown: unknown = true
@@ -496,7 +506,7 @@ final class Evaluator {
             throw EvalError("database '\(segments[1])' does not exist")
         }
         let key = AccessState.Key(after: after, segments: segments[prefix.count...])
-        if let cached = accessState.cache[key] { return cached }
+        if let cached = accessState.cached(key) { return cached }
         let docSegments = Array(key.segments)
         for s in docSegments {
             do { try validateID(s) } catch { throw EvalError("invalid path: \(error.message)") }
@@ -512,7 +522,7 @@ final class Evaluator {
         } catch {
             throw EvalError("could not read \(docPath)")
         }
-        accessState.cache[key] = .some(doc)
+        accessState.cache.append((key, doc))
         return doc
     }
 }

@@ -91,7 +91,9 @@ extension RulesProgram {
 
     /// The request path as matcher elements: `databases/(default)/documents/...`, with unknowns for queries.
     static func pathElements(for request: RulesRequest) -> [PathElement] {
-        var out = RulesValue.documentsPrefix.map(PathElement.literal)
+        var out: [PathElement] = []
+        out.reserveCapacity(RulesValue.documentsPrefix.count + request.path.segments.count + 2)
+        for s in RulesValue.documentsPrefix { out.append(.literal(s)) }
         if request.method == .list, let query = request.query {
             switch query.target {
             case .collection(let c):
@@ -107,7 +109,7 @@ extension RulesProgram {
             out += request.path.segments.dropLast().map(PathElement.literal)
             out.append(.unknownID)
         } else {
-            out += request.path.segments.map(PathElement.literal)
+            for s in request.path.segments { out.append(.literal(s)) }
         }
         return out
     }

@@ -222,9 +222,22 @@ struct RulesKey: Hashable, Sendable {
 /// A rules set: unique elements by rules equality, in first-seen order.
 struct RulesSet: Sendable {
     let elements: [RulesValue]
-    private let keys: Set<RulesKey>
+    /// The elements hashed, or nil for a small set, which is searched element by element (the same
+    /// equality, without hashing).
+    private let keys: Set<RulesKey>?
+
+    /// Sets up to this size are not hashed.
+    private static let linearLimit = 8
 
     init(_ values: [RulesValue]) {
+        if values.count <= Self.linearLimit {
+            var unique: [RulesValue] = []
+            unique.reserveCapacity(values.count)
+            for v in values where !unique.contains(where: { RulesValue.equal($0, v) == true }) { unique.append(v) }
+            elements = unique
+            keys = nil
+            return
+        }
         var seen = Set<RulesKey>()
         var unique: [RulesValue] = []
         for v in values where seen.insert(RulesKey(value: v)).inserted { unique.append(v) }
@@ -233,7 +246,11 @@ struct RulesSet: Sendable {
     }
 
     var count: Int { elements.count }
-    func contains(_ v: RulesValue) -> Bool { keys.contains(RulesKey(value: v)) }
+
+    func contains(_ v: RulesValue) -> Bool {
+        if let keys { return keys.contains(RulesKey(value: v)) }
+        return elements.contains { RulesValue.equal($0, v) == true }
+    }
 }
 
 /// The difference between two maps (`a.diff(b)`): `left` is `a`, `right` is `b`.
@@ -256,5 +273,13 @@ struct RulesMapDiff: Sendable {
             .sorted(by: utf8Less).map { .string($0) })
     }
     /// Added, removed and changed keys together.
-    var affectedKeys: RulesSet { RulesSet(addedKeys.elements + removedKeys.elements + changedKeys.elements) }
+    var affectedKeys: RulesSet {
+        var keys = left.keys.filter { k in right[k].map { RulesValue.equal(left[k]!, $0) != true } ?? true }
+        keys.sort(by: utf8Less)
+        let removed = right.keys.filter { left[$0] == nil }.sorted(by: utf8Less)
+        // Added and changed keys come first, each group sorted, as the union of the three sets has them.
+        var added: [String] = [], changed: [String] = []
+        for k in keys { if right[k] == nil { added.append(k) } else { changed.append(k) } }
+        return RulesSet((added + removed + changed).map { .string($0) })
+    }
 }
