@@ -11,8 +11,9 @@ public func validateID(_ id: String, kind: String = "id") throws(HearthError) {
         throw .invalidArgument("\(kind) contains a NUL character (U+0000) at byte \(offset); ids may not contain NUL")
     }
     if id.utf8.contains(UInt8(ascii: "/")) { throw .invalidArgument("\(kind) '\(id)' contains '/'") }
-    if id == "." || id == ".." { throw .invalidArgument("\(kind) may not be '\(id)'") }
-    if n >= 4, id.hasPrefix("__"), id.hasSuffix("__") {
+    if n <= 2, id == "." || id == ".." { throw .invalidArgument("\(kind) may not be '\(id)'") }
+    // The byte test only skips the character test for the ids that cannot start with "__".
+    if n >= 4, id.utf8.starts(with: "__".utf8), id.hasPrefix("__"), id.hasSuffix("__") {
         throw .invalidArgument("\(kind) '\(id)' is reserved: ids matching __.*__ are not allowed")
     }
 }

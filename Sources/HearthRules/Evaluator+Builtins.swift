@@ -63,7 +63,7 @@ extension Evaluator {
         switch name {
         case "get", "getAfter":
             guard let doc = try access(a, after: name == "getAfter") else { return .null }
-            return RulesValue.resource(doc)
+            return .lazy(LazyResource(doc))
         case "exists", "existsAfter":
             return .bool(try access(a, after: name == "existsAfter") != nil)
         case "int":
@@ -217,6 +217,12 @@ extension Evaluator {
             return .unknown
         }
         if target.isUnknown || args.contains(where: \.isUnknown) { return .unknown }
+        if case .lazy(let m) = target {
+            // The common reads need no conversion of the whole map; the rest see it converted.
+            if name == "size", args.isEmpty { return .int(Int64(m.count)) }
+            if name == "get", args.count == 2, case .string(let k) = args[0] { return m[k] ?? args[1] }
+            return try mapMethod(m.materialized, name, args)
+        }
         switch target {
         case .string(let s): return try stringMethod(s, name, args)
         case .list(let items): return try listMethod(items, name, args)

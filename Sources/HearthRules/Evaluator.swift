@@ -15,16 +15,22 @@ struct EvalError: Error, Sendable {
 /// The distinct documents read by `get`/`exists` (and their `After` forms) for one request or one batch:
 /// cached reads do not count again, as in Firestore.
 final class AccessState {
-    struct Key: Hashable {
+    struct Key: Equatable {
         let after: Bool
         let segments: ArraySlice<String>
     }
 
-    var cache: [Key: Document?] = [:]
+    /// The documents read so far; at most `limit` of them, so a list is quicker than hashing paths.
+    var cache: [(key: Key, document: Document?)] = []
     var count = 0
     let limit: Int
 
     init(limit: Int) { self.limit = limit }
+
+    func cached(_ key: Key) -> Document?? {
+        for entry in cache where entry.key == key { return .some(entry.document) }
+        return nil
+    }
 }
 
 /// Where evaluation is: the variables in scope and the functions visible from here.
@@ -56,8 +62,15 @@ final class Evaluator {
         self.accessState = access
     }
 
-    /// Evaluates an expression.
+    /// Evaluates an expression to a value with no lazy map at its top, as every operator and built-in expects.
     func eval(_ e: Expr, _ frame: Frame) throws(EvalError) -> RulesValue {
+        try evalLazily(e, frame).materialized
+    }
+
+    /// Evaluates an expression; the value may be a lazy map, for the places that read a map by key
+    /// (member, index, `in`, map methods), test its type, compare it, or pass it on unread (variables,
+    /// arguments and results of functions).
+    func evalLazily(_ e: Expr, _ frame: Frame) throws(EvalError) -> RulesValue {
         expressionsEvaluated += 1
         if expressionsEvaluated > RulesLimits.maxExpressionsEvaluated {
             throw EvalError("more than \(RulesLimits.maxExpressionsEvaluated) expressions evaluated", fatal: true)
@@ -89,13 +102,17 @@ final class Evaluator {
             return .map(out)
         case .path(let parts):
             var segments: [String] = []
+            segments.reserveCapacity(parts.count + 2)
             var unknown = false
             for part in parts {
                 switch part {
                 case .literal(let s): segments.append(s)
                 case .interpolated(let inner):
                     switch try eval(inner, frame) {
-                    case .string(let s): segments += s.split(separator: "/").map(String.init)
+                    case .string(let s):
+                        // Most interpolations are one id; splitting those would only copy them.
+                        if !s.isEmpty, !s.utf8.contains(UInt8(ascii: "/")) { segments.append(s); break }
+                        segments += s.split(separator: "/").map(String.init)
                     case .path(let p): segments += p
                     case .int(let i): segments.append(String(i))
                     case .unknown: unknown = true
@@ -119,13 +136,16 @@ final class Evaluator {
         case .binary(.and, let l, let r): return try logical(l, r, frame, isAnd: true)
         case .binary(.or, let l, let r): return try logical(l, r, frame, isAnd: false)
         case .binary(let op, let l, let r):
-            let a = try eval(l, frame)
-            let b = try eval(r, frame)
+            // Equality and `in` take lazy maps: `resource != null` or `'k' in resource.data` need no conversion.
+            let lazyLeft = op == .equal || op == .notEqual
+            let lazyRight = lazyLeft || op == .in
+            let a = lazyLeft ? try evalLazily(l, frame) : try eval(l, frame)
+            let b = lazyRight ? try evalLazily(r, frame) : try eval(r, frame)
             return try binary(op, a, b)
         case .conditional(let c, let t, let f):
             switch try eval(c, frame) {
-            case .bool(true): return try eval(t, frame)
-            case .bool(false): return try eval(f, frame)
+            case .bool(true): return try evalLazily(t, frame)
+            case .bool(false): return try evalLazily(f, frame)
             case .unknown:
                 // Both branches may still agree (`x ? true : true`); otherwise the result is unknown.
                 let a = try eval(t, frame), b = try eval(f, frame)
@@ -134,16 +154,16 @@ final class Evaluator {
             case let v: throw EvalError("condition of ?: is \(v.typeName), not bool")
             }
         case .member(let base, let name):
-            return try member(try eval(base, frame), name)
+            return try member(try evalLazily(base, frame), name)
         case .index(let base, let index):
-            return try self.index(try eval(base, frame), try eval(index, frame))
+            return try self.index(try evalLazily(base, frame), try eval(index, frame))
         case .slice(let base, let lo, let hi):
             let b = try eval(base, frame)
             let l = try lo.map { e throws(EvalError) in try eval(e, frame) }
             let h = try hi.map { e throws(EvalError) in try eval(e, frame) }
             return try slice(b, l, h)
         case .isType(let operand, let type):
-            let v = try eval(operand, frame)
+            let v = try evalLazily(operand, frame)
             return Evaluator.isType(v, type)
         case .call(let callee, let args):
             return try call(callee, args, frame)
@@ -258,6 +278,10 @@ final class Evaluator {
             if needle.isUnknown { return .unknown }
             guard case .string(let k) = needle else { throw EvalError("map keys are strings, not \(needle.typeName)") }
             return .bool(m[k] != nil)
+        case .lazy(let m):
+            if needle.isUnknown { return .unknown }
+            guard case .string(let k) = needle else { throw EvalError("map keys are strings, not \(needle.typeName)") }
+            return .bool(m.contains(k))
         case .partialMap(let m):
             guard case .string(let k) = needle, m[k] != nil else { return .unknown }
             return .bool(true)
@@ -349,6 +373,9 @@ final class Evaluator {
         case .map(let m):
             guard let v = m[name] else { throw EvalError("property '\(name)' is undefined on the map") }
             return v
+        case .lazy(let m):
+            guard let v = m[name] else { throw EvalError("property '\(name)' is undefined on the map") }
+            return v
         case .partialMap(let m): return m[name] ?? .unknown
         case .unknown: return .unknown
         case .null: throw EvalError("null value has no property '\(name)'")
@@ -371,7 +398,7 @@ final class Evaluator {
         case .string(let s):
             let scalars = Array(s.unicodeScalars)
             return .string(String(Character(scalars[try intIndex(idx, count: scalars.count)])))
-        case .map, .partialMap:
+        case .map, .partialMap, .lazy:
             guard case .string(let k) = idx else { throw EvalError("map keys are strings, not \(idx.typeName)") }
             return try member(base, k)
         default: throw EvalError("cannot index a \(base.typeName)")
@@ -421,8 +448,13 @@ final class Evaluator {
         switch callee.kind {
         case .identifier(let name):
             var args: [RulesValue] = []
+            args.reserveCapacity(argExprs.count)
+            if let index = frame.functions[name] {
+                // Arguments stay lazy: a function reading one field of `request.resource.data` converts one field.
+                for a in argExprs { args.append(try evalLazily(a, frame)) }
+                return try callFunction(index, args)
+            }
             for a in argExprs { args.append(try eval(a, frame)) }
-            if let index = frame.functions[name] { return try callFunction(index, args) }
             return try callGlobal(name, args)
         case .member(let receiver, let method):
             if case .identifier(let ns) = receiver.kind, Builtins.namespaces[ns] != nil, frame.lookup(ns) == nil {
@@ -430,7 +462,7 @@ final class Evaluator {
                 for a in argExprs { args.append(try eval(a, frame)) }
                 return try callNamespace(ns, method, args)
             }
-            let target = try eval(receiver, frame)
+            let target = try evalLazily(receiver, frame)
             var args: [RulesValue] = []
             for a in argExprs { args.append(try eval(a, frame)) }
             return try callMethod(target, method, args)
@@ -452,10 +484,10 @@ final class Evaluator {
         var frame = Frame(variables: globals, functions: f.scope)
         for (p, v) in zip(f.parameters, args) { frame.variables.append((p, v)) }
         for binding in f.bindings {
-            let v = try eval(binding.value, frame)
+            let v = try evalLazily(binding.value, frame)
             frame.variables.append((binding.name, v))
         }
-        return try eval(f.result, frame)
+        return try evalLazily(f.result, frame)
     }
 
     // MARK: Document access
@@ -474,7 +506,7 @@ final class Evaluator {
             throw EvalError("database '\(segments[1])' does not exist")
         }
         let key = AccessState.Key(after: after, segments: segments[prefix.count...])
-        if let cached = accessState.cache[key] { return cached }
+        if let cached = accessState.cached(key) { return cached }
         let docSegments = Array(key.segments)
         for s in docSegments {
             do { try validateID(s) } catch { throw EvalError("invalid path: \(error.message)") }
@@ -490,7 +522,7 @@ final class Evaluator {
         } catch {
             throw EvalError("could not read \(docPath)")
         }
-        accessState.cache[key] = .some(doc)
+        accessState.cache.append((key, doc))
         return doc
     }
 }

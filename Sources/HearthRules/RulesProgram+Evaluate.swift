@@ -25,15 +25,16 @@ extension RulesProgram {
 
     private func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, access: AccessState) -> RulesDecision {
         let elements = Self.pathElements(for: request)
-        var candidates: [(allow: Allow, bindings: [(name: String, value: RulesValue)], scope: [String: Int])] = []
+        var candidates: [Candidate] = []
         var budget = RulesLimits.maxMatchBindings
+        var bindings: [(name: String, value: RulesValue)] = []
         for root in roots {
-            collect(root, elements[...], [], request.method, &candidates, &budget)
+            collect(root, elements[...], &bindings, request.method, &candidates, &budget)
         }
         if candidates.isEmpty { return .deny(.noRuleMatched) }
 
         let evaluator = Evaluator(program: self, lookup: lookup, access: access)
-        let baseRequest = requestValue(request)
+        let baseRequest = RulesValue.lazy(LazyRequest(request))
         let disjuncts: [[FieldPath: Value]]
         if request.method == .list {
             let d = request.query?.disjuncts ?? []
@@ -47,13 +48,18 @@ extension RulesProgram {
             if request.method == .list {
                 resource = .map(["data": Self.partialData(disjunct), "id": .unknown, "__name__": .unknown])
             } else {
-                resource = request.resource.map(RulesValue.resource) ?? .null
+                resource = request.resource.map { .lazy(LazyResource($0)) } ?? .null
             }
             var granted = false
             for candidate in candidates {
                 evaluator.expressionsEvaluated = 0
                 evaluator.callDepth = 0
-                evaluator.globals = [("request", baseRequest), ("resource", resource)] + candidate.bindings
+                var globals = [(name: String, value: RulesValue)]()
+                globals.reserveCapacity(2 + candidate.bindings.count)
+                globals.append(("request", baseRequest))
+                globals.append(("resource", resource))
+                globals += candidate.bindings
+                evaluator.globals = globals
                 guard let condition = candidate.allow.condition else { granted = true; break }
                 let frame = Frame(variables: evaluator.globals, functions: candidate.scope)
                 let reason: String
@@ -85,7 +91,9 @@ extension RulesProgram {
 
     /// The request path as matcher elements: `databases/(default)/documents/...`, with unknowns for queries.
     static func pathElements(for request: RulesRequest) -> [PathElement] {
-        var out = RulesValue.documentsPrefix.map(PathElement.literal)
+        var out: [PathElement] = []
+        out.reserveCapacity(RulesValue.documentsPrefix.count + request.path.segments.count + 2)
+        for s in RulesValue.documentsPrefix { out.append(.literal(s)) }
         if request.method == .list, let query = request.query {
             switch query.target {
             case .collection(let c):
@@ -101,27 +109,56 @@ extension RulesProgram {
             out += request.path.segments.dropLast().map(PathElement.literal)
             out.append(.unknownID)
         } else {
-            out += request.path.segments.map(PathElement.literal)
+            for s in request.path.segments { out.append(.literal(s)) }
         }
         return out
     }
 
+    /// An `allow` for the request's method whose match consumed the whole path, with the wildcards bound.
+    typealias Candidate = (allow: Allow, bindings: [(name: String, value: RulesValue)], scope: [String: Int])
+
     /// Walks the match tree: every way `node` matches a prefix of `path` binds its wildcards; a match that
     /// consumes the whole path contributes its `allow`s for the method, the others descend to children.
-    private func collect(_ node: Match, _ path: ArraySlice<PathElement>, _ bindings: [(name: String, value: RulesValue)],
-                         _ method: RulesMethod,
-                         _ out: inout [(allow: Allow, bindings: [(name: String, value: RulesValue)], scope: [String: Int])],
-                         _ budget: inout Int) {
+    /// `bindings` holds the enclosing matches' wildcards and is left as it was found.
+    private func collect(_ node: Match, _ path: ArraySlice<PathElement>, _ bindings: inout [(name: String, value: RulesValue)],
+                         _ method: RulesMethod, _ out: inout [Candidate], _ budget: inout Int) {
+        guard node.hasRecursiveWildcard else {
+            // At most one way to match: bind in place instead of collecting the ways first.
+            guard budget > 0, path.count >= node.pattern.count else { return }
+            let mark = bindings.count
+            defer { bindings.removeSubrange(mark...) }
+            var i = path.startIndex
+            for segment in node.pattern {
+                switch (segment, path[i]) {
+                case (.literal(let s), .literal(let e)): guard s == e else { return }
+                case (.literal, _): return
+                case (.wildcard(let name), .literal(let e)): bindings.append((name, .string(e)))
+                case (.wildcard(let name), .unknownID): bindings.append((name, .unknown))
+                case (.wildcard, .unknownPrefix), (.recursive, _): return
+                }
+                i += 1
+            }
+            budget -= 1
+            matched(node, path[i...], &bindings, method, &out, &budget)
+            return
+        }
         var ends: [(rest: ArraySlice<PathElement>, bindings: [(name: String, value: RulesValue)])] = []
         matchPattern(node.pattern[...], path, bindings, &ends, &budget)
         for end in ends {
-            if end.rest.isEmpty {
-                for allow in node.allows where allow.methods.contains(method) {
-                    out.append((allow, end.bindings, node.scope))
-                }
-            } else {
-                for child in node.children { collect(child, end.rest, end.bindings, method, &out, &budget) }
+            var endBindings = end.bindings
+            matched(node, end.rest, &endBindings, method, &out, &budget)
+        }
+    }
+
+    /// One way `node` matched, leaving `rest` of the path.
+    private func matched(_ node: Match, _ rest: ArraySlice<PathElement>, _ bindings: inout [(name: String, value: RulesValue)],
+                         _ method: RulesMethod, _ out: inout [Candidate], _ budget: inout Int) {
+        if rest.isEmpty {
+            for allow in node.allows where allow.methods.contains(method) {
+                out.append((allow, bindings, node.scope))
             }
+        } else {
+            for child in node.children { collect(child, rest, &bindings, method, &out, &budget) }
         }
     }
 
@@ -163,34 +200,6 @@ extension RulesProgram {
                 matchPattern(restPattern, path.dropFirst(k), bindings + [(name, value)], &out, &budget)
             }
         }
-    }
-
-    /// `request` as a rules map.
-    private func requestValue(_ r: RulesRequest) -> RulesValue {
-        var m: [String: RulesValue] = [
-            "method": .string(r.method.rawValue),
-            "time": .timestamp(RulesTime(r.time)),
-            "auth": r.auth.map { .map(["uid": .string($0.uid), "token": .map($0.token.mapValues(RulesValue.init))]) } ?? .null,
-            "resource": r.requestResource.map(RulesValue.resource) ?? .null,
-        ]
-        if r.method == .list {
-            var segments = RulesValue.documentsPrefix
-            if let q = r.query, case .collection(let c) = q.target { segments += c.segments } else {
-                segments += r.path.segments.dropLast()
-            }
-            m["path"] = .path(segments)
-            let q = r.query
-            var orderBy: [String: RulesValue] = [:]
-            for o in q?.orderBy ?? [] { orderBy[o.field.description] = .string(o.descending ? "DESC" : "ASC") }
-            m["query"] = .map([
-                "limit": q?.limit.map { .int(Int64($0)) } ?? .null,
-                "offset": q?.offset.map { .int(Int64($0)) } ?? .null,
-                "orderBy": .map(orderBy),
-            ])
-        } else {
-            m["path"] = .path(RulesValue.documentsPrefix + r.path.segments)
-        }
-        return .map(m)
     }
 
     /// The data of a document a query could return: the fields its `==` filters pin are known, others unknown.

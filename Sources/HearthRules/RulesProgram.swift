@@ -11,13 +11,21 @@ public struct RulesProgram: Sendable {
         let scope: [String: Int]
     }
 
-    struct Allow: Sendable {
+    /// A class so that collecting the candidates for a request copies one reference.
+    final class Allow: Sendable {
         let methods: Set<RulesMethod>
         let condition: Expr?
         /// `file:line:column` of the `allow`.
         let location: String
         /// The condition as written, or `true` when there is none.
         let text: String
+
+        init(methods: Set<RulesMethod>, condition: Expr?, location: String, text: String) {
+            self.methods = methods
+            self.condition = condition
+            self.location = location
+            self.text = text
+        }
     }
 
     struct Match: Sendable {
@@ -25,6 +33,8 @@ public struct RulesProgram: Sendable {
         let allows: [Allow]
         let children: [Match]
         let scope: [String: Int]
+        /// True when the pattern has a `{name=**}` segment, which can match a path in several ways.
+        let hasRecursiveWildcard: Bool
     }
 
     /// The rules language version, 1 or 2.
@@ -123,7 +133,9 @@ public struct RulesProgram: Sendable {
                     break
                 }
             }
-            return Match(pattern: m.pattern, allows: allows, children: children, scope: scope)
+            let recursive = m.pattern.contains { if case .recursive = $0 { return true } else { return false } }
+            return Match(pattern: m.pattern, allows: allows, children: children, scope: scope,
+                         hasRecursiveWildcard: recursive)
         }
     }
 }

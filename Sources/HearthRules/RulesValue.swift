@@ -22,6 +22,10 @@ enum RulesValue: Sendable {
     case partialMap([String: RulesValue])
     /// A value that depends on which document a query returns.
     case unknown
+    /// A map still in its stored form (a document, its data, `request`), converted only as far as an
+    /// expression reads it. The evaluator hands it out only where a map is read by key or compared with
+    /// a non-map; everywhere else it becomes `.map` first (`materialized`), so built-ins never see it.
+    case lazy(any LazyMap)
 
     /// The type name used in messages and by `is`.
     var typeName: String {
@@ -37,7 +41,7 @@ enum RulesValue: Sendable {
         case .path: return "path"
         case .latlng: return "latlng"
         case .list: return "list"
-        case .map, .partialMap: return "map"
+        case .map, .partialMap, .lazy: return "map"
         case .set: return "set"
         case .mapDiff: return "map_diff"
         case .unknown: return "unknown"
@@ -61,6 +65,12 @@ enum RulesValue: Sendable {
         }
     }
 
+    /// Converts a stored document value, leaving a map in its stored form until it is read.
+    static func lazily(_ value: Value) -> RulesValue {
+        if case .map(let m) = value { return .lazy(LazyFields(m)) }
+        return RulesValue(value)
+    }
+
     /// `databases/(default)/documents`: the prefix of every absolute document path in rules.
     static let documentsPrefix = ["databases", RulesLimits.databaseID, "documents"]
 
@@ -73,6 +83,12 @@ enum RulesValue: Sendable {
         ])
     }
 
+    /// The value with any lazy map at its top converted; nested values of a lazy map are converted eagerly.
+    var materialized: RulesValue {
+        if case .lazy(let m) = self { return .map(m.materialized) }
+        return self
+    }
+
     var isUnknown: Bool {
         if case .unknown = self { return true }
         return false
@@ -82,6 +98,10 @@ enum RulesValue: Sendable {
     /// Returns nil when the answer depends on an unknown.
     static func equal(_ a: RulesValue, _ b: RulesValue) -> Bool? {
         switch (a, b) {
+        case (.lazy, .lazy), (.lazy, .map), (.map, .lazy): return equal(a.materialized, b.materialized)
+        // Against anything but a map only the type matters: `resource != null` converts nothing.
+        case (.lazy, _): return equal(.map([:]), b)
+        case (_, .lazy): return equal(a, .map([:]))
         case (.unknown, _), (_, .unknown), (.partialMap, _), (_, .partialMap): return nil
         case (.null, .null): return true
         case (.bool(let x), .bool(let y)): return x == y
@@ -141,6 +161,7 @@ enum RulesValue: Sendable {
         case .list(let items): return "[" + items.map(\.debugDescription).joined(separator: ", ") + "]"
         case .map(let m):
             return "{" + m.keys.sorted(by: utf8Less).map { quote($0) + ": " + m[$0]!.debugDescription }.joined(separator: ", ") + "}"
+        case .lazy(let m): return RulesValue.map(m.materialized).debugDescription
         case .partialMap: return "{...}"
         case .set(let s): return "set(" + s.elements.map(\.debugDescription).joined(separator: ", ") + ")"
         case .mapDiff: return "map_diff"
@@ -192,6 +213,7 @@ struct RulesKey: Hashable, Sendable {
         case .bytes(let b): hasher.combine(b)
         case .list(let items): hasher.combine(items.count)
         case .map(let m): hasher.combine(m.count)
+        case .lazy(let m): hasher.combine(m.count)
         default: hasher.combine(value.typeName)
         }
     }
@@ -200,9 +222,22 @@ struct RulesKey: Hashable, Sendable {
 /// A rules set: unique elements by rules equality, in first-seen order.
 struct RulesSet: Sendable {
     let elements: [RulesValue]
-    private let keys: Set<RulesKey>
+    /// The elements hashed, or nil for a small set, which is searched element by element (the same
+    /// equality, without hashing).
+    private let keys: Set<RulesKey>?
+
+    /// Sets up to this size are not hashed.
+    private static let linearLimit = 8
 
     init(_ values: [RulesValue]) {
+        if values.count <= Self.linearLimit {
+            var unique: [RulesValue] = []
+            unique.reserveCapacity(values.count)
+            for v in values where !unique.contains(where: { RulesValue.equal($0, v) == true }) { unique.append(v) }
+            elements = unique
+            keys = nil
+            return
+        }
         var seen = Set<RulesKey>()
         var unique: [RulesValue] = []
         for v in values where seen.insert(RulesKey(value: v)).inserted { unique.append(v) }
@@ -211,7 +246,11 @@ struct RulesSet: Sendable {
     }
 
     var count: Int { elements.count }
-    func contains(_ v: RulesValue) -> Bool { keys.contains(RulesKey(value: v)) }
+
+    func contains(_ v: RulesValue) -> Bool {
+        if let keys { return keys.contains(RulesKey(value: v)) }
+        return elements.contains { RulesValue.equal($0, v) == true }
+    }
 }
 
 /// The difference between two maps (`a.diff(b)`): `left` is `a`, `right` is `b`.
@@ -234,5 +273,13 @@ struct RulesMapDiff: Sendable {
             .sorted(by: utf8Less).map { .string($0) })
     }
     /// Added, removed and changed keys together.
-    var affectedKeys: RulesSet { RulesSet(addedKeys.elements + removedKeys.elements + changedKeys.elements) }
+    var affectedKeys: RulesSet {
+        var keys = left.keys.filter { k in right[k].map { RulesValue.equal(left[k]!, $0) != true } ?? true }
+        keys.sort(by: utf8Less)
+        let removed = right.keys.filter { left[$0] == nil }.sorted(by: utf8Less)
+        // Added and changed keys come first, each group sorted, as the union of the three sets has them.
+        var added: [String] = [], changed: [String] = []
+        for k in keys { if right[k] == nil { added.append(k) } else { changed.append(k) } }
+        return RulesSet((added + removed + changed).map { .string($0) })
+    }
 }
