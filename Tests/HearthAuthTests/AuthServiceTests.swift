@@ -328,7 +328,8 @@ import Testing
         }
         var wrong = Double.infinity
         var unknown = Double.infinity
-        for _ in 0..<7 {
+        // The fastest of eleven alternating runs each: a busy machine slows some runs, rarely all of them.
+        for _ in 0..<11 {
             wrong = min(wrong, await seconds("timing@example.com"))
             unknown = min(unknown, await seconds("nobody-here@example.com"))
         }

