@@ -130,7 +130,13 @@ struct ListenEndpoint: Sendable {
                         // Most snapshots are encoded once for all their listeners; send those bytes as they are.
                         let frame = snapshot.encodedFrame()
                         if frame.count <= maxFrameBytes {
-                            try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: frame))))
+                            // Room before the payload for the frame header (at most 10 bytes from a server), so
+                            // that the encoder writes header and payload as one buffer.
+                            var buffer = ByteBufferAllocator().buffer(capacity: frame.count + 10)
+                            buffer.moveWriterIndex(forwardBy: 10)
+                            buffer.moveReaderIndex(forwardBy: 10)
+                            buffer.writeBytes(frame)
+                            try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: buffer)))
                         } else {
                             try await outbound.writeTextMessage(String(decoding: frame, as: UTF8.self))
                         }
