@@ -1,6 +1,17 @@
 import HearthCore
 
 extension AuthService {
+    /// A session's identity as it is now (claims, email, verification), for a live connection signed in
+    /// with it: the session must not be revoked and its account must exist and be enabled. Its access
+    /// token may have expired since, as listeners outlive the token they connected with.
+    public func currentIdentity(sessionID: String) async throws(HearthError) -> Identity {
+        guard let session = try await storage.session(id: sessionID) else {
+            throw .unauthenticated("The session does not exist; sign in again.")
+        }
+        guard session.revokedAt == nil else { throw Self.sessionRevoked }
+        return Self.identity(user: try await activeUser(session.uid), session: session)
+    }
+
     /// The identity rules see for a session: `request.auth = {uid, token}`, with Firebase's token claims —
     /// `sub` and `user_id` (the uid), `email` and `email_verified` (accounts with an email), `name`,
     /// `auth_time`, `iat`, `exp` (seconds), `firebase: {sign_in_provider, identities}` — over the custom

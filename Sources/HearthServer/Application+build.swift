@@ -63,7 +63,9 @@ public func buildApplication(
     accounts.register(on: router, configuration: configuration)
     QueryRoutes(database: database).register(on: router)
     let feed = ChangeFeed(database: database, configuration: configuration.listen,
-                          revocations: accounts.auth.revocations, logger: logger)
+                          revocations: accounts.auth.revocations,
+                          identities: { [auth = accounts.auth] session in try? await auth.currentIdentity(sessionID: session.sessionID) },
+                          logger: logger)
     let listen = ListenEndpoint(feed: feed) { [auth = accounts.auth] token async throws(HearthError) -> (Identity, ListenSession?) in
         if adminKey.matches(token) { return (.admin, nil) }
         let (identity, sessionID) = try await auth.authenticate(accessToken: token)

@@ -125,4 +125,52 @@ import Testing
             await admin.close()
         }
     }
+
+    /// Changing an account's claims changes the identity its open listeners act as: their targets are
+    /// decided again with the new claims, and later changes are checked with them.
+    @Test func claimsChangedByTheAdminDecideOpenTargetsAgain() async throws {
+        let rules = """
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /reports/{id} {
+                  allow get, list: if request.auth.token.role == 'editor';
+                }
+              }
+            }
+            """
+        let file = try RulesHTTPTests.writeRules(rules)
+        try await TestServer.with(configure: { $0.rulesFile = file; $0.useTestAccounts() }) { server, client in
+            let ann = try await client.signedUp("ann@example.com", "a long enough password")
+            _ = try await client.put("/v1/docs/reports/r1", #"{"text": "hi"}"#)
+            #expect(try await client.put("/v1/admin/users/\(ann.uid)/claims", #"{"claims": {"role": "editor"}}"#).status == 200)
+            let ws = try await ListenClient.connect(port: server.port, credentials: .header(ann.token))
+            try await ws.listen("doc", doc: "reports/r1")
+            try await ws.expect("snapshot", id: "doc")
+            try await ws.listen("all", query: #"{"from": "reports"}"#)
+            try await ws.expect("snapshot", id: "all")
+
+            // The role goes: both targets end at once, before any change to the reports.
+            #expect(try await client.put("/v1/admin/users/\(ann.uid)/claims", #"{"claims": {}}"#).status == 200)
+            var ended: [String: String] = [:]
+            for _ in 0..<2 {
+                let frame = try await ws.expect("error")
+                ended[frame["id"]?.stringValue ?? "?"] = frame["code"]?.stringValue
+            }
+            #expect(ended == ["doc": "permission-denied", "all": "permission-denied"])
+            // The connection carries on, with the new identity: a target the new claims allow still opens.
+            try await ws.listen("again", query: #"{"from": "reports", "limit": 1}"#)
+            #expect(try await ws.expect("error", id: "again")["code"] == .string("permission-denied"))
+            #expect(try await client.put("/v1/admin/users/\(ann.uid)/claims", #"{"claims": {"role": "editor"}}"#).status == 200)
+            // The new identity reaches the connection through the feed, a moment after the answer.
+            var opened = false
+            for k in 0..<100 where !opened {
+                try await ws.listen("back\(k)", doc: "reports/r1")
+                let frame = try await ws.next()
+                opened = frame["type"] == .string("snapshot")
+                if !opened { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(opened && !ws.isClosed)
+        }
+    }
 }

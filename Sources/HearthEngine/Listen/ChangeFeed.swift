@@ -18,6 +18,8 @@ public final class ChangeFeed: Service, Sendable {
     let database: Database
     let authorizer: ListenAuthorizer
     let revocations: RevocationHub?
+    /// A session's identity as it is now, to follow a change of its account's claims; nil when unknown.
+    let identities: (@Sendable (ListenSession) async -> Identity?)?
     let logger: Logger
     let inbox: AsyncStream<FeedMessage>.Continuation
     let messages: AsyncStream<FeedMessage>
@@ -25,11 +27,13 @@ public final class ChangeFeed: Service, Sendable {
 
     /// Starts following the database's commits; `run` processes them.
     public init(database: Database, configuration: ListenConfiguration = .init(), authorizer: ListenAuthorizer? = nil,
-                revocations: RevocationHub? = nil, logger: Logger = Logger(label: "hearth.listen")) {
+                revocations: RevocationHub? = nil, identities: (@Sendable (ListenSession) async -> Identity?)? = nil,
+                logger: Logger = Logger(label: "hearth.listen")) {
         self.database = database
         self.configuration = configuration
         self.authorizer = authorizer ?? database.listenAuthorizer
         self.revocations = revocations
+        self.identities = identities
         self.logger = logger
         let (messages, inbox) = AsyncStream<FeedMessage>.makeStream(bufferingPolicy: .unbounded)
         self.messages = messages
@@ -69,6 +73,13 @@ public final class ChangeFeed: Service, Sendable {
                         } catch {
                             let failure = error as? HearthError ?? .internal()
                             inbox.yield(.loaded(view: request.view, generation: request.generation, result: .failure(failure)))
+                        }
+                    }
+                }, refresh: { connection, session in
+                    guard let identities = self.identities else { return }
+                    group.addTask { [inbox] in
+                        if let identity = await identities(session) {
+                            inbox.yield(.identityChanged(connection: connection, identity: identity))
                         }
                     }
                 }, reauthorize: { subscribers in
@@ -113,6 +124,8 @@ enum FeedMessage: Sendable {
     case rulesChanged(generation: Int)
     /// Targets the rules no longer allow.
     case denied([Denial])
+    /// A connection's session has a new identity (its account's claims changed): its targets are checked again.
+    case identityChanged(connection: Int, identity: Identity)
 }
 
 /// A target that failed its authorization when checked again.

@@ -50,7 +50,8 @@ final class FeedState {
 
     /// Handles one message; `load` starts a read of a view's result, `reauthorize` a check of targets against
     /// the rules in force (answered with `.denied`).
-    func handle(_ message: FeedMessage, load: (LoadRequest) -> Void, reauthorize: ([Subscriber]) -> Void) {
+    func handle(_ message: FeedMessage, load: (LoadRequest) -> Void, refresh: (Int, ListenSession) -> Void = { _, _ in },
+                reauthorize: ([Subscriber]) -> Void) {
         switch message {
         case .connect(let connection):
             if connections[connection.id] == nil { connections[connection.id] = (connection, [:]) }
@@ -77,8 +78,26 @@ final class FeedState {
         case .remove(let connection, _, let serial): remove(SubscriberKey(connection: connection, serial: serial))
         case .disconnect(let connection): disconnect(connection)
         case .loaded(let view, let generation, let result): loaded(view, generation, result, load: load)
+        case .revoke(let event) where !event.revokes:
+            // The account's claims changed: its connections take their sessions' new identity.
+            for (id, entry) in connections {
+                guard let session = entry.connection.session, event.affects(sessionID: session.sessionID, uid: session.uid)
+                else { continue }
+                refresh(id, session)
+            }
+        case .identityChanged(let id, let identity):
+            guard let entry = connections[id] else { return }
+            entry.connection.refresh(identity)
+            var changed: [Subscriber] = []
+            for viewID in Set(entry.targets.values) {
+                guard let view = views[viewID] else { continue }
+                for k in view.subscribers.indices where view.subscribers[k].connection.id == id {
+                    view.subscribers[k].identity = identity
+                    changed.append(view.subscribers[k])
+                }
+            }
+            if !changed.isEmpty { reauthorize(changed) }
         case .revoke(let event):
-            guard event.revokes else { return }
             for (id, entry) in connections {
                 guard let session = entry.connection.session, event.affects(sessionID: session.sessionID, uid: session.uid)
                 else { continue }

@@ -46,6 +46,11 @@ public final class ListenConnection: @unchecked Sendable {
         sessionValue = session
     }
 
+    /// Takes the identity its session has now (its account's claims changed); later checks use it.
+    func refresh(_ identity: Identity) {
+        lock.withLock { identityValue = identity }
+    }
+
     /// Adds a target: checked against the limits and the rules now, its first snapshot follows as an event.
     public func listen(id targetID: String, target: ListenTarget, resumeToken: String?) throws(HearthError) {
         let limits = feed.configuration
@@ -181,7 +186,7 @@ struct Subscriber: Sendable {
     let connection: ListenConnection
     let targetID: String
     let serial: Int
-    let identity: Identity
+    var identity: Identity
     let target: ListenTarget
     let resume: LogPosition?
     /// The rules generation (`RulesInForce.generation`) read before the target was authorized.
