@@ -344,8 +344,16 @@ final class FeedState {
     /// view that fell behind wait mostly on the same few snapshots, so each merge is computed once.
     final class MergeCache {
         struct Key: Hashable {
-            let earlier: ObjectIdentifier
+            /// Held, so that its identity stays unique while the cache lives.
+            let earlier: SnapshotStates
             let targetID: String
+
+            static func == (a: Key, b: Key) -> Bool { a.earlier === b.earlier && a.targetID == b.targetID }
+
+            func hash(into hasher: inout Hasher) {
+                hasher.combine(ObjectIdentifier(earlier))
+                hasher.combine(targetID)
+            }
         }
         var merged: [Key: ListenSnapshot] = [:]
 
@@ -355,7 +363,7 @@ final class FeedState {
         func merge(_ earlier: ListenSnapshot, _ later: ListenSnapshot) -> ListenSnapshot? {
             guard let from = earlier.states, let to = later.states, !earlier.initial, !earlier.reset,
                   !later.initial, !later.reset, later.position.sequence >= earlier.position.sequence else { return nil }
-            let key = Key(earlier: ObjectIdentifier(from), targetID: later.targetID)
+            let key = Key(earlier: from, targetID: later.targetID)
             var snapshot: ListenSnapshot
             if let cached = merged[key] {
                 snapshot = cached
