@@ -66,12 +66,7 @@ struct DocumentRoutes {
             let page = try await database.list(path, pageSize: size, pageToken: params["pageToken"], as: context.identity,
                                                transaction: params["transaction"])
             var w = JSONWriter(capacity: 256 * page.documents.count + 64)
-            w.raw("{\"documents\":[")
-            for (i, doc) in page.documents.enumerated() {
-                if i > 0 { w.raw(",") }
-                doc.write(to: &w)
-            }
-            w.raw("]")
+            writeDocumentsArray(page.documents, to: &w)
             if let token = page.nextPageToken {
                 w.raw(",\"nextPageToken\":")
                 w.string(token)

@@ -1,6 +1,17 @@
 import HearthCore
+import HearthStore
 import Hummingbird
 import NIOCore
+
+/// Starts a `{"documents": [...]` answer (listings and queries); the caller adds its other fields and `}`.
+func writeDocumentsArray(_ documents: [StoredDocument], to w: inout JSONWriter) {
+    w.raw("{\"documents\":[")
+    for (i, doc) in documents.enumerated() {
+        if i > 0 { w.raw(",") }
+        doc.write(to: &w)
+    }
+    w.raw("]")
+}
 
 /// A JSON response from already-encoded bytes.
 func jsonResponse(_ bytes: [UInt8], status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) -> Response {

@@ -20,12 +20,8 @@ struct QueryRoutes {
         let query = try Query(json: body)
         let result = try await database.runQuery(query, as: context.identity, transaction: transaction)
         var w = JSONWriter(capacity: 256 * result.documents.count + 64)
-        w.raw("{\"documents\":[")
-        for (i, doc) in result.documents.enumerated() {
-            if i > 0 { w.raw(",") }
-            doc.write(to: &w)
-        }
-        w.raw("],\"readTime\":\"")
+        writeDocumentsArray(result.documents, to: &w)
+        w.raw(",\"readTime\":\"")
         w.raw(result.readTime.rfc3339)
         w.raw("\"}")
         return jsonResponse(w.bytes)
