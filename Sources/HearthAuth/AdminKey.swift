@@ -79,6 +79,12 @@ public struct AdminKey: Sendable {
 
     /// The credential of a `Bearer` authorization header, or nil for another scheme.
     public static func bearerToken(_ header: String) -> String? {
+        // The common form, `Bearer <token>` with nothing to trim, without building new strings.
+        let bytes = header.utf8
+        if bytes.count > 7, bytes.starts(with: "Bearer ".utf8), let first = bytes.dropFirst(7).first, let last = bytes.last,
+           (0x21...0x7E).contains(first), (0x21...0x7E).contains(last) {
+            return String(header.utf8.dropFirst(7))
+        }
         let trimmed = EmailAddress.trim(header)
         guard trimmed.utf8.count > 7, trimmed.prefix(7).lowercased() == "bearer " else { return nil }
         let token = EmailAddress.trim(String(trimmed.dropFirst(7)))

@@ -141,7 +141,24 @@ public final class AuthService: Sendable {
         guard Tokens.isWellFormed(accessToken, .access) else {
             throw .unauthenticated("The access token is malformed.")
         }
-        guard let (session, account) = try await storage.sessionWithUser(accessTokenHash: Tokens.hash(accessToken)) else {
+        return try checked(await storage.sessionWithUser(accessTokenHash: Tokens.hash(accessToken)))
+    }
+
+    /// Whether `authenticateNow` can answer: the storage finds sessions without suspending.
+    public var authenticatesImmediately: Bool { storage is any ImmediateSessionLookup }
+
+    /// `authenticate` without suspending, for callers that run on a network thread; nil when the storage
+    /// cannot find sessions that way (`authenticatesImmediately` is false). The same checks, in the same order.
+    public func authenticateNow(accessToken: String) throws(HearthError) -> (identity: Identity, sessionID: String)? {
+        guard let lookup = storage as? any ImmediateSessionLookup else { return nil }
+        guard Tokens.isWellFormed(accessToken, .access) else {
+            throw .unauthenticated("The access token is malformed.")
+        }
+        return try checked(lookup.sessionWithUserNow(accessTokenHash: Tokens.hash(accessToken)))
+    }
+
+    private func checked(_ found: (SessionRecord, UserRecord?)?) throws(HearthError) -> (identity: Identity, sessionID: String) {
+        guard let (session, account) = found else {
             throw .unauthenticated("The access token is invalid or has been replaced; sign in or refresh.")
         }
         guard session.revokedAt == nil else { throw Self.sessionRevoked }

@@ -104,3 +104,10 @@ extension AuthStorage {
         return (session, try await user(uid: session.uid))
     }
 }
+
+/// Storage that finds a session by its access token without suspending: a local read of microseconds.
+/// `AuthService.authenticateNow` uses it for requests answered on the connection's own thread.
+public protocol ImmediateSessionLookup: Sendable {
+    /// What `AuthStorage.sessionWithUser(accessTokenHash:)` answers, found on the caller's thread.
+    func sessionWithUserNow(accessTokenHash: TokenHash) throws(HearthError) -> (SessionRecord, UserRecord?)?
+}

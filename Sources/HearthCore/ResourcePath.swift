@@ -24,7 +24,8 @@ public func parsePathSegments(_ raw: String, percentDecoded: Bool = false) throw
     while text.hasPrefix("/") { text = text.dropFirst() }
     if text.isEmpty { throw .invalidArgument("empty path") }
     var segments: [String] = []
-    for part in text.split(separator: "/", omittingEmptySubsequences: false) {
+    for bytes in text.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+        let part = Substring(bytes)
         let segment: String
         if percentDecoded {
             guard let decoded = percentDecode(part) else {

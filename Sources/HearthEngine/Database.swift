@@ -33,12 +33,18 @@ public final class Database: Sendable {
 
     /// Reads a document; nil when missing. Under a transaction, records the version read.
     public func get(_ path: DocumentPath, as identity: Identity, transaction: String? = nil) async throws -> StoredDocument? {
-        if let transaction { try transactions.touch(transaction, identity: identity) }
+        guard let transaction else { return try getNow(path, as: identity) }
+        try transactions.touch(transaction, identity: identity)
+        let doc = try getNow(path, as: identity)
+        try transactions.recordRead(transaction, identity: identity, path: path, version: doc?.updateTime)
+        return doc
+    }
+
+    /// Reads a document outside any transaction without suspending: the point read and its rules (with any
+    /// `get()` they make) run on the caller's thread, in microseconds. For callers on a network thread.
+    public func getNow(_ path: DocumentPath, as identity: Identity) throws -> StoredDocument? {
         let doc = try store.pointRead { try $0.document(at: path) }
         try authorizeRead(path: path, document: doc, identity: identity)
-        if let transaction {
-            try transactions.recordRead(transaction, identity: identity, path: path, version: doc?.updateTime)
-        }
         return doc
     }
 

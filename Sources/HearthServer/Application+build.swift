@@ -73,14 +73,19 @@ public func buildApplication(
     }
     listen.register(on: router)
 
+    let inline = configuration.inlineReads
+        ? InlineReads(database: database, adminKey: adminKey, auth: accounts.auth, metrics: metrics, logger: logger,
+                      requestLogLevel: configuration.requestLogLevel, serverName: serverName)
+        : nil
     var app = Application(
         router: router,
-        server: .http1WebSocketUpgrade(configuration: .init(ws: .init(
-            maxFrameSize: configuration.listen.maxMessageBytes,
-            autoPing: .enabled(timePeriod: configuration.listen.heartbeatInterval)))) { request, _, _ in
+        server: .http1WebSocketUpgrade(configuration: .init(
+            http1: .init(additionalChannelHandlers: inline.map { [InlineReadHandler($0)] } ?? []),
+            ws: .init(maxFrameSize: configuration.listen.maxMessageBytes,
+                      autoPing: .enabled(timePeriod: configuration.listen.heartbeatInterval)))) { request, _, _ in
             await listen.shouldUpgrade(request)
         },
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "hearth"),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger
     )
@@ -91,6 +96,9 @@ public func buildApplication(
     return (app, HearthServices(database: database, adminKey: adminKey, metrics: metrics, auth: accounts.auth,
                                 feed: feed))
 }
+
+/// The `Server` header of every answer.
+let serverName = "hearth"
 
 /// Closes the store (finishing queued writes and checkpointing the WAL) after the HTTP server has stopped.
 struct StoreService: Service {

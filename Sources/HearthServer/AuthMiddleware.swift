@@ -14,17 +14,13 @@ struct AuthMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         var context = context
-        guard let token = AdminKey.bearerToken(header) else {
-            throw HearthError.unauthenticated("the Authorization header must be 'Bearer <token>'")
-        }
-        if adminKey.matches(token) {
+        switch try Credentials(header, adminKey: adminKey) {
+        case .admin:
             context.identity = .admin
-        } else if token.hasPrefix(Tokens.Kind.access.prefix) {
+        case .accessToken(let token):
             let (identity, sessionID) = try await auth.authenticate(accessToken: token)
             context.identity = identity
             context.sessionID = sessionID
-        } else {
-            throw HearthError.unauthenticated("the bearer token is neither the admin key nor an access token")
         }
         return try await next(request, context)
     }
@@ -35,4 +31,23 @@ struct AuthMiddleware: RouterMiddleware {
         "/v1/auth/signup", "/v1/auth/login", "/v1/auth/anonymous", "/v1/auth/refresh", "/v1/auth/password-reset",
         "/v1/auth/password-reset/confirm", "/v1/auth/verify-email/confirm",
     ]
+}
+
+/// What an `Authorization` header presents: the admin key or a user's access token.
+enum Credentials {
+    case admin
+    case accessToken(String)
+
+    init(_ header: String, adminKey: AdminKey) throws(HearthError) {
+        guard let token = AdminKey.bearerToken(header) else {
+            throw .unauthenticated("the Authorization header must be 'Bearer <token>'")
+        }
+        if adminKey.matches(token) {
+            self = .admin
+        } else if token.hasPrefix(Tokens.Kind.access.prefix) {
+            self = .accessToken(token)
+        } else {
+            throw .unauthenticated("the bearer token is neither the admin key nor an access token")
+        }
+    }
 }

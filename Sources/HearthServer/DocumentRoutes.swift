@@ -201,10 +201,6 @@ struct DocumentRoutes {
     }
 
     func documentResponse(_ doc: StoredDocument, status: HTTPResponse.Status = .ok) -> Response {
-        var w = JSONWriter(capacity: doc.data.count + 200)
-        doc.write(to: &w)
-        var headers = HTTPFields()
-        headers[.eTag] = "\"\(doc.updateTime.rfc3339)\""
-        return jsonResponse(w.bytes, status: status, headers: headers)
+        documentReply(doc, status: status).response
     }
 }

@@ -63,14 +63,19 @@ func httpStatus(_ code: HearthError.Code) -> HTTPResponse.Status {
 
 /// Builds the error response for an error.
 func errorResponse(_ error: HearthError) -> Response {
+    errorReply(error).response
+}
+
+/// The one error shape, `{"error": {"code", "message"}}`, with its status and headers.
+func errorReply(_ error: HearthError) -> JSONReply {
     var w = JSONWriter()
     w.raw("{\"error\":{\"code\":")
     w.string(error.code.rawValue)
     w.raw(",\"message\":")
     w.string(error.message)
     w.raw("}}")
-    var response = jsonResponse(w.bytes, status: httpStatus(error.code))
-    if let retry = error.retryAfter { response.headers[.retryAfter] = String(retry) }
-    if error.code == .unauthenticated { response.headers[.wwwAuthenticate] = "Bearer" }
-    return response
+    var reply = JSONReply(w.bytes, status: httpStatus(error.code))
+    if let retry = error.retryAfter { reply.headers[.retryAfter] = String(retry) }
+    if error.code == .unauthenticated { reply.headers[.wwwAuthenticate] = "Bearer" }
+    return reply
 }

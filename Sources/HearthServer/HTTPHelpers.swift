@@ -13,11 +13,37 @@ func writeDocumentsArray(_ documents: [StoredDocument], to w: inout JSONWriter) 
     w.raw("]")
 }
 
+/// A JSON answer from already-encoded bytes, before it becomes the router's `Response` or is written
+/// straight to a connection (`InlineReadHandler`).
+struct JSONReply {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var bytes: [UInt8]
+
+    init(_ bytes: [UInt8], status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) {
+        self.bytes = bytes
+        self.status = status
+        headers = extra
+        headers[.contentType] = "application/json"
+    }
+
+    var response: Response {
+        Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
+
 /// A JSON response from already-encoded bytes.
 func jsonResponse(_ bytes: [UInt8], status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) -> Response {
-    var headers = extra
-    headers[.contentType] = "application/json"
-    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    JSONReply(bytes, status: status, headers: extra).response
+}
+
+/// A document as the document API answers it, with its update time as the ETag.
+func documentReply(_ doc: StoredDocument, status: HTTPResponse.Status = .ok) -> JSONReply {
+    var w = JSONWriter(capacity: doc.data.count + 200)
+    doc.write(to: &w)
+    var headers = HTTPFields()
+    headers[.eTag] = "\"\(doc.updateTime.rfc3339)\""
+    return JSONReply(w.bytes, status: status, headers: headers)
 }
 
 extension Request {

@@ -8,6 +8,7 @@ public final class ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     let databaseSize: Gauge
     let documentsScanned: Counter
+    let inlineReads: Counter
     static let buckets: [Duration] = [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -21,6 +22,9 @@ public final class ServerMetrics: Sendable {
         documentsScanned = registry.makeCounter(
             descriptor: MetricNameDescriptor(metricName: "hearth_documents_scanned", unitName: "total",
                                              helpText: "Documents read by queries, aggregations, listings and listener loads"))
+        inlineReads = registry.makeCounter(
+            descriptor: MetricNameDescriptor(metricName: "hearth_inline_reads", unitName: "total",
+                                             helpText: "Document reads answered on the connection's event loop, ahead of the router"))
     }
 
     private nonisolated(unsafe) var scannedReported = 0

@@ -1,0 +1,206 @@
+import Foundation
+import HearthAuth
+import HearthCore
+import HearthEngine
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import Synchronization
+
+/// What `InlineReadHandler` needs from the server; one value shared by every connection.
+struct InlineReads: Sendable {
+    let database: Database
+    let adminKey: AdminKey
+    let auth: AuthService
+    let metrics: ServerMetrics
+    let logger: Logger
+    let requestLogLevel: Logger.Level
+    let serverName: String
+    /// Whether access tokens can be checked without suspending (the storage is SQLite's); when not, reads
+    /// that carry an `Authorization` header go to the router.
+    let authenticatesImmediately: Bool
+
+    init(database: Database, adminKey: AdminKey, auth: AuthService, metrics: ServerMetrics, logger: Logger,
+         requestLogLevel: Logger.Level, serverName: String) {
+        self.database = database
+        self.adminKey = adminKey
+        self.auth = auth
+        self.metrics = metrics
+        self.logger = logger
+        self.requestLogLevel = requestLogLevel
+        self.serverName = serverName
+        authenticatesImmediately = auth.authenticatesImmediately
+    }
+
+    /// The router's name for the same endpoint, so that `/metrics` counts both ways in one series.
+    static let route = "/v1/docs/**"
+    static let prefix = "/v1/docs/"
+
+    /// A read this handler answers.
+    struct Read {
+        let head: HTTPRequest
+        let path: DocumentPath
+        let authorization: String?
+        let start: ContinuousClock.Instant
+    }
+
+    /// The read a request asks for, when it is one this handler answers: `GET /v1/docs/{document}` with no
+    /// query string and a valid path. Anything else, including an invalid path, goes to the router, which
+    /// answers it (and its errors) as always.
+    func read(_ head: HTTPRequest) -> Read? {
+        guard head.method == .get, let path = head.path, path.utf8.count > Self.prefix.utf8.count,
+              path.utf8.starts(with: Self.prefix.utf8), !path.utf8.contains(UInt8(ascii: "?")) else { return nil }
+        let authorization = head.headerFields[.authorization]
+        if authorization != nil, !authenticatesImmediately { return nil }
+        guard let segments = try? parsePathSegments(String(path.utf8.dropFirst(Self.prefix.utf8.count))!, percentDecoded: true),
+              segments.count % 2 == 0 else { return nil }
+        return Read(head: head, path: DocumentPath(uncheckedSegments: segments), authorization: authorization, start: .now)
+    }
+
+    /// The answer to a document read, exactly as the router's middleware and `DocumentRoutes.get` give it.
+    func answer(_ read: Read) -> JSONReply {
+        let head = read.head
+        var logger = logger
+        if logger.logLevel <= requestLogLevel {
+            logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
+            logger.log(level: requestLogLevel, "Request",
+                       metadata: ["hb.request.path": .string(head.path ?? ""), "hb.request.method": .string("GET")])
+        }
+        do {
+            guard let doc = try database.getNow(read.path, as: identity(read.authorization)) else {
+                throw HearthError.notFound("no document at \(read.path)")
+            }
+            return documentReply(doc)
+        } catch {
+            if logger[metadataKey: "hb.request.id"] == nil {
+                logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
+            }
+            return errorReply(ErrorMiddleware<HearthRequestContext>.hearthError(
+                for: error, method: .get, path: head.path ?? "", logger: logger))
+        }
+    }
+
+    /// The caller, as `AuthMiddleware` decides it.
+    func identity(_ authorization: String?) throws(HearthError) -> Identity {
+        guard let header = authorization else { return .unauthenticated }
+        switch try Credentials(header, adminKey: adminKey) {
+        case .admin:
+            return .admin
+        case .accessToken(let token):
+            guard let (identity, _) = try auth.authenticateNow(accessToken: token) else {
+                throw .internal("access tokens cannot be checked on this path")
+            }
+            return identity
+        }
+    }
+}
+
+/// Answers plain document reads (`GET /v1/docs/{document}`, no query string) on the connection's event
+/// loop, ahead of the router.
+///
+/// A routed request hops from the event loop to a task and back, and those two thread switches cost more
+/// than the read itself: a point read and its rules take microseconds. This handler answers such a request
+/// where it arrives, with the router's behaviour: the same authentication, rules, bodies, headers,
+/// `/metrics` series and request log. Every other request passes through to the router untouched, and so
+/// does any request that arrives while a routed one on the same connection is still unanswered, so that
+/// pipelined answers keep their order.
+final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let reads: InlineReads
+    /// Requests passed to the router whose answers have not ended yet.
+    private var routed = 0
+    /// The read being received (its head has come, its end not yet).
+    private var pending: InlineReads.Read?
+    /// The HTTP/1 response encoder's place in the pipeline: answers are written there as finished bytes,
+    /// one buffer each. Nil (never in practice) passes every request to the router.
+    private var encoder: ChannelHandlerContext?
+
+    init(_ reads: InlineReads) {
+        self.reads = reads
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        encoder = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            if routed == 0, encoder != nil, let read = reads.read(head) {
+                pending = read
+            } else {
+                routed += 1
+                context.fireChannelRead(data)
+            }
+        case .body:
+            // A body on a read is ignored, as the router ignores it.
+            if pending == nil { context.fireChannelRead(data) }
+        case .end:
+            guard let read = pending, let encoder else { return context.fireChannelRead(data) }
+            pending = nil
+            let reply = reads.answer(read)
+            write(reply, closing: read.head.headerFields[.connection] == "close", to: encoder, context: context)
+            reads.metrics.record(route: InlineReads.route, method: .get, status: reply.status, duration: .now - read.start)
+            reads.metrics.inlineReads.increment()
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { routed -= 1 }
+        context.write(data, promise: promise)
+    }
+
+    /// Writes an answer as HTTP/1.1 bytes below the response encoder, as the encoder would have written
+    /// the router's answer: status line, the reply's headers, `Content-Length`, `Date`, `Server`, body.
+    private func write(_ reply: JSONReply, closing: Bool, to encoder: ChannelHandlerContext, context: ChannelHandlerContext) {
+        var out = context.channel.allocator.buffer(capacity: reply.bytes.count + 256)
+        out.writeString("HTTP/1.1 \(reply.status.code) \(reply.status.reasonPhrase)\r\n")
+        for field in reply.headers {
+            out.writeString(field.name.rawName)
+            out.writeStaticString(": ")
+            out.writeString(field.value)
+            out.writeStaticString("\r\n")
+        }
+        out.writeString("Content-Length: \(reply.bytes.count)\r\nDate: \(HTTPDate.now())\r\nServer: \(reads.serverName)\r\n\r\n")
+        out.writeBytes(reply.bytes)
+        guard closing else { return encoder.writeAndFlush(NIOAny(IOData.byteBuffer(out)), promise: nil) }
+        // As the router does for `Connection: close`: answer, then close.
+        let channel = context.channel
+        encoder.writeAndFlush(NIOAny(IOData.byteBuffer(out))).whenComplete { _ in channel.close(promise: nil) }
+    }
+}
+
+/// The `Date` header's value (RFC 9110's IMF-fixdate), formatted once per second.
+enum HTTPDate {
+    private static let cache = Mutex<(second: Int, text: String)>((0, ""))
+    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    static func now() -> String {
+        let second = time(nil)
+        return cache.withLock { cached in
+            if cached.second != second { cached = (second, format(second)) }
+            return cached.text
+        }
+    }
+
+    static func format(_ second: Int) -> String {
+        var seconds = second
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}

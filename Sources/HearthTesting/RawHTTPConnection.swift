@@ -1,0 +1,99 @@
+import Foundation
+import HTTPTypes
+
+/// A plain TCP connection to a loopback server, for tests that need exact bytes on the wire: several
+/// requests in one write (pipelining), `Connection: close`. Every read gives up after `timeout` seconds,
+/// so a server that never answers fails the test instead of hanging it.
+public final class RawHTTPConnection {
+    let fd: Int32
+    var received: [UInt8] = []
+
+    /// The connection failed or the answer was not HTTP/1.1 as expected.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Connects to `127.0.0.1:port`.
+    public init(port: Int, timeout: Double = 10) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
+        var limit = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw Failure(description: "connect() to port \(port) failed: errno \(errno)")
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// Sends bytes as they are, in one write.
+    public func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw Failure(description: "send() failed: errno \(errno)") }
+            sent += n
+        }
+    }
+
+    /// The next whole response: status line, headers and a `Content-Length` body.
+    public func readResponse() throws -> HTTPResult {
+        while true {
+            if let response = try takeResponse() { return response }
+            guard try fill() else {
+                throw Failure(description: "connection closed before a whole response (have \(received.count) bytes)")
+            }
+        }
+    }
+
+    /// Reads until the server closes the connection; answers the bytes that came after the last response
+    /// read. Throws if the connection is still open after the timeout.
+    public func readToEnd() throws -> [UInt8] {
+        while try fill() {}
+        defer { received = [] }
+        return received
+    }
+
+    /// Reads once more from the socket; false at end of stream.
+    private func fill() throws -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n < 0 { throw Failure(description: errno == EAGAIN ? "timed out waiting for the server" : "recv() failed: errno \(errno)") }
+        received += chunk[0..<n]
+        return n > 0
+    }
+
+    private func takeResponse() throws -> HTTPResult? {
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        guard let end = received.indices.dropLast(3).first(where: { received[$0..<$0 + 4].elementsEqual(separator) }) else {
+            return nil
+        }
+        let lines = String(decoding: received[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ", maxSplits: 2)
+        guard statusParts.count >= 2, statusParts[0] == "HTTP/1.1", let status = Int(statusParts[1]) else {
+            throw Failure(description: "not an HTTP/1.1 status line: \(lines[0].prefix(100))")
+        }
+        var headers = HTTPFields()
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else {
+                throw Failure(description: "bad header line: \(line.prefix(100))")
+            }
+            headers.append(HTTPField(name: name, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        let length = headers[.contentLength].flatMap { Int($0) } ?? 0
+        let bodyStart = end + 4
+        guard received.count >= bodyStart + length else { return nil }
+        let body = Array(received[bodyStart..<bodyStart + length])
+        received.removeFirst(bodyStart + length)
+        return HTTPResult(status: status, headers: headers, body: body)
+    }
+}
