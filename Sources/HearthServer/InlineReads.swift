@@ -121,6 +121,8 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The HTTP/1 response encoder's place in the pipeline: answers are written there as finished bytes,
     /// one buffer each. Nil (never in practice) passes every request to the router.
     private var encoder: ChannelHandlerContext?
+    /// A read the pipeline asked for while the connection was not writable, to pass on once it is.
+    private var readHeld = false
 
     init(_ reads: InlineReads) {
         self.reads = reads
@@ -159,6 +161,20 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) { routed -= 1 }
         context.write(data, promise: promise)
+    }
+
+    /// Backpressure: while answers wait for a client that does not read them, the connection reads no more
+    /// requests, so a client pipelining reads it never collects cannot make the server buffer without bound.
+    func read(context: ChannelHandlerContext) {
+        if context.channel.isWritable { context.read() } else { readHeld = true }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if readHeld, context.channel.isWritable {
+            readHeld = false
+            context.read()
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     /// Writes an answer as HTTP/1.1 bytes below the response encoder, as the encoder would have written

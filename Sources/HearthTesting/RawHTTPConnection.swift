@@ -3,22 +3,29 @@ import HTTPTypes
 
 /// A plain TCP connection to a loopback server, for tests that need exact bytes on the wire: several
 /// requests in one write (pipelining), `Connection: close`. Every read gives up after `timeout` seconds,
-/// so a server that never answers fails the test instead of hanging it.
-public final class RawHTTPConnection {
+/// so a server that never answers fails the test instead of hanging it. One task may send while another
+/// reads: `send` touches only the socket, and only the reader touches the buffer of received bytes.
+public final class RawHTTPConnection: @unchecked Sendable {
     let fd: Int32
     var received: [UInt8] = []
+    /// Where the unread part of `received` starts.
+    var start = 0
 
     /// The connection failed or the answer was not HTTP/1.1 as expected.
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
     }
 
-    /// Connects to `127.0.0.1:port`.
-    public init(port: Int, timeout: Double = 10) throws {
+    /// Connects to `127.0.0.1:port`. `receiveBuffer` fixes the socket's receive buffer (the kernel may
+    /// otherwise grow it to tens of megabytes), for tests about what a client that stops reading costs.
+    public init(port: Int, timeout: Double = 10, receiveBuffer: Int? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
         var limit = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        if var size = receiveBuffer.map(Int32.init) {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
@@ -59,8 +66,8 @@ public final class RawHTTPConnection {
     /// read. Throws if the connection is still open after the timeout.
     public func readToEnd() throws -> [UInt8] {
         while try fill() {}
-        defer { received = [] }
-        return received
+        defer { received = []; start = 0 }
+        return Array(received[start...])
     }
 
     /// Reads once more from the socket; false at end of stream.
@@ -68,16 +75,19 @@ public final class RawHTTPConnection {
         var chunk = [UInt8](repeating: 0, count: 65_536)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if n < 0 { throw Failure(description: errno == EAGAIN ? "timed out waiting for the server" : "recv() failed: errno \(errno)") }
+        received.removeFirst(start)
+        start = 0
         received += chunk[0..<n]
         return n > 0
     }
 
     private func takeResponse() throws -> HTTPResult? {
         let separator: [UInt8] = Array("\r\n\r\n".utf8)
-        guard let end = received.indices.dropLast(3).first(where: { received[$0..<$0 + 4].elementsEqual(separator) }) else {
+        guard received.count - start >= 4,
+              let end = (start...(received.count - 4)).first(where: { received[$0..<$0 + 4].elementsEqual(separator) }) else {
             return nil
         }
-        let lines = String(decoding: received[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let lines = String(decoding: received[start..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = lines[0].split(separator: " ", maxSplits: 2)
         guard statusParts.count >= 2, statusParts[0] == "HTTP/1.1", let status = Int(statusParts[1]) else {
             throw Failure(description: "not an HTTP/1.1 status line: \(lines[0].prefix(100))")
@@ -93,7 +103,7 @@ public final class RawHTTPConnection {
         let bodyStart = end + 4
         guard received.count >= bodyStart + length else { return nil }
         let body = Array(received[bodyStart..<bodyStart + length])
-        received.removeFirst(bodyStart + length)
+        start = bodyStart + length
         return HTTPResult(status: status, headers: headers, body: body)
     }
 }

@@ -26,7 +26,7 @@ import Testing
                     let client = server.client()
                     var acked: [(String, String)] = []
                     var i = 0
-                    while Date().timeIntervalSince(start) < 20 {
+                    while Date().timeIntervalSince(start) < 45 {
                         let path = "crash/w\(w)-\(i)"
                         let body = Self.body(w, i)
                         let result: HTTPResult
@@ -53,7 +53,7 @@ import Testing
             }
             group.addTask {
                 // Let the load run until a few hundred writes are acknowledged, then kill the server without warning.
-                while progress.value < 300 && Date().timeIntervalSince(start) < 15 {
+                while progress.value < 300 && Date().timeIntervalSince(start) < 40 {
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 server.signal(SIGKILL)

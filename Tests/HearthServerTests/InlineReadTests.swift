@@ -197,3 +197,31 @@ import Testing
         }
     }
 }
+
+extension InlineReadTests {
+    /// A client that pipelines reads and never collects the answers stops being read once the answers back
+    /// up: the server holds at most what the sockets buffer (a few megabytes), not all 1,500 answers (24 MB).
+    @Test func aClientThatDoesNotReadItsAnswersIsNotReadEither() async throws {
+        try await TestServer.with { server, client in
+            let big = String(repeating: "x", count: 16_000)
+            #expect(try await client.put("/v1/docs/c/big", #"{"text": "\#(big)"}"#).status == 200)
+            let total = 1_500
+            let raw = try RawHTTPConnection(port: server.port, timeout: 30, receiveBuffer: 65_536)
+            let request = "GET /v1/docs/c/big HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(server.adminKey)\r\n\r\n"
+            let sender = Task.detached { try raw.send(String(repeating: request, count: total)) }
+            try await Task.sleep(for: .seconds(2))
+            let answered = try await Self.metric("hearth_inline_reads_total", server) ?? 0
+            #expect(answered > 0 && answered < Double(total / 2), "\(answered) answers made for a client reading none")
+            // Once the client reads, every request is answered, in order.
+            for _ in 0..<total {
+                let response = try raw.readResponse()
+                guard response.status == 200 else {
+                    Issue.record("status \(response.status): \(response.text.prefix(200))")
+                    break
+                }
+            }
+            try await sender.value
+            #expect(try await Self.metric("hearth_inline_reads_total", server) == Double(total))
+        }
+    }
+}

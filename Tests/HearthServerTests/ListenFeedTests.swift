@@ -234,7 +234,10 @@ import Testing
                 }
             }
         }
-        try await drain(quiet: 10)
+        // Every target's first snapshot (which never merges) is read before the rounds start.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while views.count < queries.count, ContinuousClock.now < deadline { try await drain(quiet: 10) }
+        #expect(views.count == queries.count, "seed \(seed): first snapshots of \(views.count) targets")
         for round in 0..<120 {
             for _ in 0..<r.int(1...3) { try await write(&r) }
             if round % 8 == 7 {
