@@ -66,4 +66,30 @@ struct IndexEntry: Hashable {
             break
         }
     }
+
+    /// The entries of a document's fields in composite indexes (each index's `entryField`): one per index
+    /// whose every field the document has, or one per distinct element of its `contains` field.
+    static func compositeEntries(of fields: [String: Value], indexes: [CompositeIndex]) -> Set<IndexEntry> {
+        var out: Set<IndexEntry> = []
+        indexes: for index in indexes {
+            var keys: [[UInt8]] = [[]]
+            for component in index.fields {
+                guard let value = fields[path: component.field] else { continue indexes }
+                switch component.kind {
+                case .ascending, .descending:
+                    for k in keys.indices { IndexKey.append(value, descending: component.kind == .descending, to: &keys[k]) }
+                case .contains:
+                    guard case .array(let items) = value else { continue indexes }
+                    var elements: [[UInt8]] = []
+                    for item in items {
+                        let key = IndexKey.encode(item)
+                        if !elements.contains(key) { elements.append(key) }
+                    }
+                    keys = keys.flatMap { prefix in elements.map { prefix + $0 } }
+                }
+            }
+            for key in keys { out.insert(IndexEntry(field: index.entryField, key: key)) }
+        }
+        return out
+    }
 }

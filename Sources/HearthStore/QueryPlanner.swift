@@ -107,6 +107,7 @@ struct QueryPlanner {
         let first = order[0]
         let strategy: QueryPlanning.Strategy = planning.strategy == .adaptive && query.limit == nil ? .collect : planning.strategy
 
+        if !first.field.isDocumentName, let composite = compositePlan() { return composite }
         if first.field.isDocumentName {
             if !lookups.isEmpty {
                 let best = try cheapest(lookups)
@@ -222,41 +223,9 @@ struct QueryPlanner {
         var scan = baseScan(IndexEntry.valueField(first.field))
         scan.descending = first.direction == .descending
         scan.appliesRanges = true
-        for f in conjuncts where f.field == first.field {
-            let key = IndexKey.encode(f.value)
-            switch f.op {
-            case .equal:
-                scan.narrowLower(.init(key: key, inclusive: true))
-                scan.narrowUpper(.init(key: key, inclusive: true))
-            case .in:
-                let keys = f.values.map(IndexKey.encode)
-                if let lo = keys.min(by: { compareKeys($0, $1) < 0 }), let hi = keys.max(by: { compareKeys($0, $1) < 0 }) {
-                    scan.narrowLower(.init(key: lo, inclusive: true))
-                    scan.narrowUpper(.init(key: hi, inclusive: true))
-                }
-            case .lessThan, .lessThanOrEqual:
-                scan.narrowLower(.init(key: IndexKey.rangeClass(of: f.value).lower, inclusive: true))
-                scan.narrowUpper(.init(key: key, inclusive: f.op == .lessThanOrEqual))
-            case .greaterThan, .greaterThanOrEqual:
-                scan.narrowLower(.init(key: key, inclusive: f.op == .greaterThanOrEqual))
-                scan.narrowUpper(.init(key: IndexKey.rangeClass(of: f.value).upper, inclusive: false))
-            case .notIn:
-                // `not-in` never matches null, the lowest value.
-                scan.narrowLower(.init(key: IndexKey.encode(.null), inclusive: false))
-            default:
-                break
-            }
-        }
-        if let v = firstCursorValue(query.start) {
-            let key = IndexKey.encode(v)
-            if first.direction == .ascending { scan.narrowLower(.init(key: key, inclusive: true)) }
-            else { scan.narrowUpper(.init(key: key, inclusive: true)) }
-        }
-        if let v = firstCursorValue(query.end) {
-            let key = IndexKey.encode(v)
-            if first.direction == .ascending { scan.narrowUpper(.init(key: key, inclusive: true)) }
-            else { scan.narrowLower(.init(key: key, inclusive: true)) }
-        }
+        let (lower, upper) = valueRange(first.field, direction: first.direction)
+        if let lower { scan.narrowLower(.init(key: lower.key, inclusive: lower.inclusive)) }
+        if let upper { scan.narrowUpper(.init(key: upper.key, inclusive: upper.inclusive)) }
         scan.probes = lookups.filter { $0.field != scan.field }.map { ($0.field, $0.key) }
         return scan
     }

@@ -5,10 +5,13 @@ public struct ReadContext {
     let connection: SQLiteConnection
     /// Where scans add the documents they fetch (nil on the writer's connection).
     let statistics: StoreStatistics?
+    /// The composite indexes the planner may use.
+    let composites: CompositeIndexes
 
-    init(connection: SQLiteConnection, statistics: StoreStatistics? = nil) {
+    init(connection: SQLiteConnection, statistics: StoreStatistics? = nil, composites: CompositeIndexes) {
         self.connection = connection
         self.statistics = statistics
+        self.composites = composites
     }
 
     /// The document at a path, or nil.

@@ -128,6 +128,15 @@ enum Schema {
             DELETE FROM auth_revocations WHERE seq <= new.seq - 10000;
         END;
         """,
+        // The composite indexes whose entries the field index holds (by `CompositeIndex.entryField` and
+        // collection id): `Store.reconcile` builds entries for new definitions and drops removed ones.
+        """
+        CREATE TABLE composite_indexes (
+            entry_field TEXT NOT NULL,
+            collection_id TEXT NOT NULL,
+            PRIMARY KEY (entry_field, collection_id)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The schema version that created the field index.

@@ -25,6 +25,9 @@ public final class Store: Sendable {
         public var walLimits = WALLimits()
         /// How many change-log rows to keep for listeners that resume.
         public var changeLogRetention: Int = 100_000
+        /// Composite indexes to keep (besides every single field); opening the store builds the entries of
+        /// new ones and drops those of indexes no longer listed.
+        public var compositeIndexes: [CompositeIndex] = []
 
         /// WAL sizes, in pages of 4 KiB, that trigger checkpoints. Passive checkpoints (off the writer) copy
         /// the WAL into the database file as it grows, but never let it start over while writes keep coming
@@ -66,6 +69,8 @@ public final class Store: Sendable {
     private let commitHook: CommitHookBox
     private let pointReaders: ConnectionPool
     private let syncer: Syncer
+    /// The composite indexes in force (`Configuration.compositeIndexes`).
+    public let composites: CompositeIndexes
 
     /// Opens the store, creating and migrating the database file as needed.
     public init(configuration: Configuration, logger: Logger = Logger(label: "hearth.store")) throws {
@@ -87,7 +92,10 @@ public final class Store: Sendable {
         // limit, 170-230 ms at 512 MiB).
         try writeConnection.execute("PRAGMA journal_size_limit=268435456")
         try Schema.migrate(writeConnection)
-        let state = try WriterState(connection: writeConnection, retention: configuration.changeLogRetention)
+        composites = CompositeIndexes(configuration.compositeIndexes)
+        try Self.reconcile(composites, on: writeConnection, logger: logger)
+        let state = try WriterState(connection: writeConnection, retention: configuration.changeLogRetention,
+                                    composites: composites)
         var readConnections: [SQLiteConnection] = []
         for _ in 0..<max(1, configuration.readers) {
             let c = try SQLiteConnection(path: path)
@@ -116,6 +124,60 @@ public final class Store: Sendable {
         }
     }
 
+    /// Brings the field index's composite entries in line with the definitions: indexes new since the last
+    /// start get entries for every stored document of their collection id, and indexes no longer defined
+    /// lose theirs, in one transaction before the store serves anything.
+    static func reconcile(_ composites: CompositeIndexes, on connection: SQLiteConnection, logger: Logger) throws {
+        var stored: Set<[String]> = []
+        let rows = try connection.prepare("SELECT entry_field, collection_id FROM composite_indexes")
+        while try rows.step() { stored.insert([rows.text(0), rows.text(1)]) }
+        rows.reset()
+        let wanted = Set(composites.all.map { [$0.entryField, $0.collectionGroup] })
+        if stored == wanted { return }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            for gone in stored.subtracting(wanted) {
+                // Another collection id may still use the same fields: drop only this one's scopes.
+                let s = try connection.prepare("""
+                    DELETE FROM field_index WHERE field = ? AND (scope = ? OR scope LIKE ? ESCAPE '\\' OR scope LIKE ? ESCAPE '\\')
+                    """)
+                let id = Self.likeEscaped(gone[1])
+                s.bind(1, gone[0]); s.bind(2, "g" + gone[1]); s.bind(3, "c%/" + id); s.bind(4, "c" + id)
+                try s.run()
+                let d = try connection.prepare("DELETE FROM composite_indexes WHERE entry_field = ? AND collection_id = ?")
+                d.bind(1, gone[0]); d.bind(2, gone[1])
+                try d.run()
+                logger.info("composite index dropped", metadata: ["index": "\(gone[1]) \(gone[0].dropFirst())"])
+            }
+            for index in composites.all where !stored.contains([index.entryField, index.collectionGroup]) {
+                let docs = try connection.prepare("SELECT path, data FROM documents WHERE collection_id = ?")
+                docs.bind(1, index.collectionGroup)
+                var count = 0
+                while try docs.step() {
+                    let path = try DocumentPath(docs.text(0))
+                    let fields = try Value.decodeFields(JSON.parse(docs.blob(1)))
+                    let entries = IndexEntry.compositeEntries(of: fields, indexes: [index])
+                    try WriteContext.updateIndex(on: connection, path, removing: [], adding: entries)
+                    count += 1
+                }
+                docs.reset()
+                let i = try connection.prepare("INSERT INTO composite_indexes(entry_field, collection_id) VALUES (?, ?)")
+                i.bind(1, index.entryField); i.bind(2, index.collectionGroup)
+                try i.run()
+                logger.info("composite index built", metadata: ["index": "\(index)", "documents": "\(count)"])
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    static func likeEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
+    }
+
     /// Sets the function told of every committed change, in commit order, after the commit is durable.
     public func onCommit(_ body: @escaping @Sendable ([ChangeRecord]) -> Void) {
         commitHook.set(body)
@@ -124,8 +186,8 @@ public final class Store: Sendable {
     /// Runs a read on a reader thread. Reads see the last committed state.
     public func read<T: Sendable>(_ body: @escaping @Sendable (ReadContext) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let accepted = readers.submit { [statistics] connection in
-                continuation.resume(with: Result { try body(ReadContext(connection: connection, statistics: statistics)) })
+            let accepted = readers.submit { [statistics, composites] connection in
+                continuation.resume(with: Result { try body(ReadContext(connection: connection, statistics: statistics, composites: composites)) })
             }
             if !accepted { continuation.resume(throwing: HearthError.unavailable("the server is shutting down")) }
         }
@@ -136,7 +198,7 @@ public final class Store: Sendable {
     /// A point read takes microseconds, less than the two thread switches of a hop to a reader thread; reads
     /// that scan (listings, queries) use `read` instead.
     public func pointRead<T>(_ body: (ReadContext) throws -> T) throws -> T {
-        try pointReaders.with { connection in try body(ReadContext(connection: connection, statistics: statistics)) }
+        try pointReaders.with { connection in try body(ReadContext(connection: connection, statistics: statistics, composites: composites)) }
     }
 
     /// Runs a write job on the writer thread, inside a transaction shared with other queued jobs; the job's
@@ -222,10 +284,12 @@ final class WriterState: @unchecked Sendable {
     var wantsCheckpoint = false
     let retention: Int
     var commitsSinceTrim = 0
+    let composites: CompositeIndexes
 
-    init(connection: SQLiteConnection, retention: Int) throws {
+    init(connection: SQLiteConnection, retention: Int, composites: CompositeIndexes) throws {
         self.connection = connection
         self.retention = retention
+        self.composites = composites
         let a = try connection.scalarInt("SELECT coalesce(max(commit_time), 0) FROM changes") ?? 0
         let b = try connection.scalarInt("SELECT coalesce(max(update_time), 0) FROM documents") ?? 0
         lastCommitTime = max(a, b)

@@ -6,8 +6,8 @@ extension WriteContext {
     /// from `previous` (the fields stored before, or nil when the document did not exist).
     public func put(_ document: StoredDocument, fields: [String: Value], previous: [String: Value]?,
                     commitTime: Timestamp) throws {
-        let new = try IndexEntry.entries(of: fields)
-        let old = try previous.map { fields throws(HearthError) in try IndexEntry.entries(of: fields) } ?? []
+        let new = try entries(of: fields, at: document.path)
+        let old = try previous.map { fields throws(HearthError) in try entries(of: fields, at: document.path) } ?? []
         try putRow(document, commitTime: commitTime)
         try updateIndex(document.path, removing: old.subtracting(new), adding: new.subtracting(old))
     }
@@ -17,8 +17,16 @@ extension WriteContext {
     @discardableResult
     public func delete(_ path: DocumentPath, previous: [String: Value]?, commitTime: Timestamp) throws -> Bool {
         guard try deleteRow(path, commitTime: commitTime) else { return false }
-        if let previous { try updateIndex(path, removing: try IndexEntry.entries(of: previous), adding: []) }
+        if let previous { try updateIndex(path, removing: try entries(of: previous, at: path), adding: []) }
         return true
+    }
+
+    /// A document's field-index entries, with those of the composite indexes of its collection id.
+    func entries(of fields: [String: Value], at path: DocumentPath) throws(HearthError) -> Set<IndexEntry> {
+        var entries = try IndexEntry.entries(of: fields)
+        let composites = writer.composites.of(path.collectionID)
+        if !composites.isEmpty { entries.formUnion(IndexEntry.compositeEntries(of: fields, indexes: composites)) }
+        return entries
     }
 
     /// The stored fields of a document, for callers that do not hold them.

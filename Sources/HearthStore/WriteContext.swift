@@ -13,7 +13,7 @@ public final class WriteContext {
     }
 
     /// Reads in this transaction (seeing writes made earlier in it).
-    public var reader: ReadContext { ReadContext(connection: connection) }
+    public var reader: ReadContext { ReadContext(connection: connection, composites: writer.composites) }
 
     /// A commit time later than every earlier commit's.
     public func nextCommitTime() -> Timestamp { writer.nextCommitTime() }

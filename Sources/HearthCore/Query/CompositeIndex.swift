@@ -1,0 +1,131 @@
+/// A composite index: entries over several fields of a collection group's documents, in the field order
+/// and directions it names, so that a query with equality filters on its first fields and its ordering on
+/// the rest reads exactly its results in order (DESIGN §4's optional composite indexes).
+///
+/// Definitions come in Firestore's `firestore.indexes.json` format (`CompositeIndex.parseFile`), so a
+/// project's index file carries over. A document gets entries only when it has every field of the index, as
+/// in Firestore; an `arrayConfig: CONTAINS` field gives one entry per distinct element.
+public struct CompositeIndex: Sendable, Hashable, CustomStringConvertible {
+    /// How one field of the index is kept.
+    public enum Kind: String, Sendable, Hashable {
+        case ascending = "a"
+        case descending = "d"
+        /// The array's elements, for `array-contains`.
+        case contains = "c"
+    }
+
+    /// One field of the index.
+    public struct Component: Sendable, Hashable {
+        public var field: FieldPath
+        public var kind: Kind
+
+        public init(_ field: FieldPath, _ kind: Kind) {
+            self.field = field
+            self.kind = kind
+        }
+    }
+
+    /// The collection id the index covers (its collections and its collection group).
+    public var collectionGroup: String
+    /// The fields, in index order.
+    public var fields: [Component]
+
+    public init(collectionGroup: String, fields: [Component]) {
+        self.collectionGroup = collectionGroup
+        self.fields = fields
+    }
+
+    /// The name of the index's entries in the field index: a marker no field path starts with, then the
+    /// fields and kinds, e.g. `\u{2}published:a,views:d`.
+    public var entryField: String {
+        Self.marker + fields.map { "\($0.field.description):\($0.kind.rawValue)" }.joined(separator: ",")
+    }
+
+    /// Marks composite entries in the field index.
+    public static let marker = "\u{2}"
+
+    public var description: String {
+        "\(collectionGroup) (" + fields.map { "\($0.field) \($0.kind == .ascending ? "asc" : $0.kind == .descending ? "desc" : "contains")" }
+            .joined(separator: ", ") + ")"
+    }
+
+    /// The definitions of an index file: `{"indexes": [{"collectionGroup", "queryScope", "fields":
+    /// [{"fieldPath", "order" | "arrayConfig"}]}], "fieldOverrides": [...]}`. Every mistake is named with its
+    /// place in the file. `fieldOverrides` (single-field exemptions) are accepted and not applied: every field
+    /// is indexed.
+    public static func parseFile(_ json: JSON) throws(HearthError) -> [CompositeIndex] {
+        guard case .object(let top) = json else { throw .invalidArgument("the index file must be a JSON object with an \"indexes\" array") }
+        for (key, _) in top where key != "indexes" && key != "fieldOverrides" {
+            throw .invalidArgument("unknown key '\(key.prefix(64))' in the index file (expected: indexes, fieldOverrides)")
+        }
+        guard let list = json["indexes"] else { return [] }
+        guard case .array(let items) = list else { throw .invalidArgument("\"indexes\" must be an array") }
+        var out: [CompositeIndex] = []
+        for (i, item) in items.enumerated() {
+            let index = try parse(item, at: "indexes[\(i)]")
+            if !out.contains(index) { out.append(index) }
+        }
+        return out
+    }
+
+    static func parse(_ json: JSON, at place: String) throws(HearthError) -> CompositeIndex {
+        guard case .object(let pairs) = json else { throw .invalidArgument("\(place) must be an object") }
+        for (key, _) in pairs where !["collectionGroup", "queryScope", "fields", "density"].contains(key) {
+            throw .invalidArgument("unknown key '\(key.prefix(64))' in \(place) (expected: collectionGroup, queryScope, fields)")
+        }
+        guard let group = json["collectionGroup"]?.stringValue, !group.isEmpty else {
+            throw .invalidArgument("\(place).collectionGroup must be a collection id")
+        }
+        try validateID(group, kind: "\(place).collectionGroup")
+        if let scope = json["queryScope"] {
+            guard let s = scope.stringValue, ["COLLECTION", "COLLECTION_GROUP"].contains(s) else {
+                throw .invalidArgument("\(place).queryScope must be COLLECTION or COLLECTION_GROUP")
+            }
+        }
+        guard case .array(let rawFields)? = json["fields"] else { throw .invalidArgument("\(place).fields must be an array") }
+        guard rawFields.count >= 2 else {
+            throw .invalidArgument("\(place) has \(rawFields.count) field(s); a composite index needs at least 2 (every single field is indexed already)")
+        }
+        var fields: [Component] = []
+        for (k, raw) in rawFields.enumerated() {
+            let at = "\(place).fields[\(k)]"
+            guard case .object(let entry) = raw else { throw .invalidArgument("\(at) must be an object") }
+            for (key, _) in entry where !["fieldPath", "order", "arrayConfig"].contains(key) {
+                throw .invalidArgument("unknown key '\(key.prefix(64))' in \(at) (expected: fieldPath, order, arrayConfig)")
+            }
+            guard let text = raw["fieldPath"]?.stringValue else { throw .invalidArgument("\(at).fieldPath must be a string") }
+            let path = try FieldPath(parsing: text)
+            if path.isDocumentName { throw .invalidArgument("\(at): __name__ is ordered implicitly and cannot be a field of the index") }
+            let kind: Kind
+            switch (raw["order"]?.stringValue, raw["arrayConfig"]?.stringValue, raw["order"] != nil, raw["arrayConfig"] != nil) {
+            case ("ASCENDING"?, nil, _, false): kind = .ascending
+            case ("DESCENDING"?, nil, _, false): kind = .descending
+            case (nil, "CONTAINS"?, false, _): kind = .contains
+            default:
+                throw .invalidArgument("\(at) needs exactly one of \"order\": ASCENDING or DESCENDING, or \"arrayConfig\": CONTAINS")
+            }
+            if fields.contains(where: { $0.field == path }) { throw .invalidArgument("\(at): '\(path)' appears twice in the index") }
+            fields.append(Component(path, kind))
+        }
+        if fields.filter({ $0.kind == .contains }).count > 1 {
+            throw .invalidArgument("\(place) has more than one arrayConfig CONTAINS field; an index may have one")
+        }
+        return CompositeIndex(collectionGroup: group, fields: fields)
+    }
+}
+
+/// The composite indexes in force, by collection id.
+public struct CompositeIndexes: Sendable {
+    public let all: [CompositeIndex]
+    let byCollection: [String: [CompositeIndex]]
+
+    public init(_ indexes: [CompositeIndex] = []) {
+        all = indexes
+        byCollection = Dictionary(grouping: indexes, by: \.collectionGroup)
+    }
+
+    /// The indexes of a collection id.
+    public func of(_ collectionID: String) -> [CompositeIndex] { byCollection[collectionID] ?? [] }
+
+    public var isEmpty: Bool { all.isEmpty }
+}
