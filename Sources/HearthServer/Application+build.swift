@@ -1,3 +1,4 @@
+import Foundation
 import HearthAuth
 import HearthCore
 import HearthEngine
@@ -37,6 +38,10 @@ public func buildApplication(
     var storeConfiguration = Store.Configuration(dataDirectory: configuration.dataDirectory)
     storeConfiguration.synchronous = configuration.synchronous
     storeConfiguration.changeLogRetention = max(1, configuration.changeLogRetention)
+    if let file = configuration.indexesFile {
+        storeConfiguration.compositeIndexes = try loadCompositeIndexes(file)
+        logger.info("composite indexes loaded", metadata: ["file": "\(file)", "count": "\(storeConfiguration.compositeIndexes.count)"])
+    }
     let rulesProgram = try compileRules(configuration, logger: logger)
     let store = try Store(configuration: storeConfiguration, logger: logger)
     let database = Database(store: store, logger: logger)
@@ -95,6 +100,18 @@ public func buildApplication(
     app.addServices(accounts.services)
     return (app, HearthServices(database: database, adminKey: adminKey, metrics: metrics, auth: accounts.auth,
                                 feed: feed))
+}
+
+/// The composite index definitions of an index file; every mistake names the file and its place in it.
+func loadCompositeIndexes(_ file: String) throws(HearthError) -> [CompositeIndex] {
+    guard let bytes = FileManager.default.contents(atPath: file) else {
+        throw .invalidArgument("cannot read the index file \(file)")
+    }
+    do {
+        return try CompositeIndex.parseFile(JSON.parse(Array(bytes)))
+    } catch {
+        throw HearthError(error.code, "index file \(file): \(error.message)")
+    }
 }
 
 /// The `Server` header of every answer.

@@ -25,6 +25,9 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// The security rules file; nil denies every caller but the admin key.
     public var rulesFile: String?
+    /// Composite index definitions in Firestore's `firestore.indexes.json` format; nil keeps only the
+    /// single-field indexes. Read at start: new indexes are built then, removed ones dropped.
+    public var indexesFile: String?
     /// Seconds between two looks at the rules file for changes.
     public var rulesPollInterval: Double = 1
     /// Argon2id parameters for new password hashes (default OWASP's m=19 MiB, t=2, p=1).

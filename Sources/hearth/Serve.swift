@@ -12,8 +12,8 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the server.",
         discussion: """
             Settings come from flags, then HEARTH_* environment variables (HEARTH_DATA, HEARTH_HOST, HEARTH_PORT,
-            HEARTH_ADMIN_KEY, HEARTH_SYNCHRONOUS, HEARTH_LOG_LEVEL, HEARTH_RULES), then a JSON config file (--config), in
-            that order.
+            HEARTH_ADMIN_KEY, HEARTH_SYNCHRONOUS, HEARTH_LOG_LEVEL, HEARTH_RULES, HEARTH_INDEXES), then a JSON config file
+            (--config), in that order.
             """
     )
 
@@ -22,9 +22,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (default 8080).") var port: Int?
     @Option(help: "Durability: NORMAL (default; survives process crashes, WAL synced within 50 ms) or FULL (every acknowledged commit synced to disk).") var synchronous: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
-    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel, rules.") var config: String?
+    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel, rules, indexes.") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
     @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
+    @Option(help: "Composite index definitions (Firestore's firestore.indexes.json format); new ones are built at start.") var indexes: String?
     @OptionGroup(title: "Accounts") var accounts: AuthOptions
     @Option(help: "A fixture file whose documents are stored at start (documents already equal are left alone).") var fixtures: String?
     @Option(help: "Start a seed app (blue-avalanche, letter, prolific, comeover) with its rules and data in a temporary data folder.") var demo: String?
@@ -55,6 +56,7 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.dev = dev
         configuration.rulesFile = setting(rules, "HEARTH_RULES", "rules")
+        configuration.indexesFile = setting(indexes, "HEARTH_INDEXES", "indexes")
         try accounts.apply(to: &configuration, environment: environment, file: file)
         let startup = try prepareFixtures(&configuration)
         defer { startup.cleanUp() }
@@ -78,7 +80,7 @@ struct Serve: AsyncParsableCommand {
         guard let bytes = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
         guard case .object(let pairs) = try JSON.parse(Array(bytes)) else { throw ValidationError("config file must hold a JSON object") }
         var out: [String: String] = [:]
-        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel", "rules"]
+        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel", "rules", "indexes"]
         known.formUnion(AuthOptions.configKeys)
         for (key, value) in pairs {
             guard known.contains(key) else { throw ValidationError("unknown key '\(key)' in \(config)") }

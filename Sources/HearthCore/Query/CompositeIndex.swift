@@ -94,7 +94,8 @@ public struct CompositeIndex: Sendable, Hashable, CustomStringConvertible {
                 throw .invalidArgument("unknown key '\(key.prefix(64))' in \(at) (expected: fieldPath, order, arrayConfig)")
             }
             guard let text = raw["fieldPath"]?.stringValue else { throw .invalidArgument("\(at).fieldPath must be a string") }
-            let path = try FieldPath(parsing: text)
+            let path: FieldPath
+            do { path = try FieldPath(parsing: text) } catch { throw .invalidArgument("\(at).fieldPath: \(error.message)") }
             if path.isDocumentName { throw .invalidArgument("\(at): __name__ is ordered implicitly and cannot be a field of the index") }
             let kind: Kind
             switch (raw["order"]?.stringValue, raw["arrayConfig"]?.stringValue, raw["order"] != nil, raw["arrayConfig"] != nil) {
