@@ -3,15 +3,17 @@
 
 compare: Hearth and PocketBase side by side in one run. A filtered list over 30,000 documents
     (`published == true` and `views >= 5`, ordered by `views` descending, 20 results), 16 connections, wrk.
-    PocketBase gets an index on (published, views) so that both servers answer from an index.
+    PocketBase gets an index on (published, views) and Hearth the composite index (published, views desc)
+    from INDEXES, so that both servers answer from a composite index (--no-indexes: Hearth without it).
 
-    python3 bench/query_bench.py compare [--duration 10] [--rounds 2] [--connections 16]
+    python3 bench/query_bench.py compare [--duration 10] [--rounds 2] [--connections 16] [--no-indexes]
 
 scale: one Hearth server loaded to 10k, 100k and 1M documents in turn (the same data folder, growing);
     at each size, the median and p99 latency of index-served queries (one connection, sequential), the
-    load time and the server's peak RSS.
+    load time and the server's peak RSS. Hearth keeps the composite index (cat, score desc) of INDEXES
+    (--no-indexes: single-field indexes only).
 
-    python3 bench/query_bench.py scale [--sizes 10000,100000,1000000] [--requests 200]
+    python3 bench/query_bench.py scale [--sizes 10000,100000,1000000] [--requests 200] [--no-indexes]
 
 writecost: CPU time the server spends per create (wrk, 16 connections, the ~300-byte document of
     docs_bench.py), from /proc/PID/stat over the run; run it with two binaries to see what indexing costs.
@@ -36,13 +38,29 @@ def check_alive(proc, name):
         raise SystemExit(f"{name} exited with status {proc.returncode}")
 
 
-def start_hearth(tmp, port, binary=None):
+# The composite indexes the workloads' queries use, as a project declares them (firestore.indexes.json):
+# PocketBase's side of the comparison gets the same (published, views) index as a SQL index.
+INDEXES = {"indexes": [
+    {"collectionGroup": "bench", "queryScope": "COLLECTION",
+     "fields": [{"fieldPath": "published", "order": "ASCENDING"}, {"fieldPath": "views", "order": "DESCENDING"}]},
+    {"collectionGroup": "items", "queryScope": "COLLECTION",
+     "fields": [{"fieldPath": "cat", "order": "ASCENDING"}, {"fieldPath": "score", "order": "DESCENDING"}]},
+]}
+
+
+def start_hearth(tmp, port, binary=None, indexes=True):
     binary = binary or os.path.join(ROOT, ".build", "release", "hearth")
     if not os.path.exists(binary):
         subprocess.run(["swift", "build", "-c", "release", "--product", "hearth"], cwd=ROOT, check=True)
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_SYNCHRONOUS="NORMAL")
-    proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(port), "--log-level", "warning"],
-                            env=env, stdout=subprocess.DEVNULL)
+    extra = []
+    if indexes:
+        path = os.path.join(tmp, "firestore.indexes.json")
+        with open(path, "w") as f:
+            json.dump(INDEXES, f)
+        extra = ["--indexes", path]
+    proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(port), "--log-level", "warning"]
+                            + extra, env=env, stdout=subprocess.DEVNULL)
     check_alive(proc, "hearth")
     wait_up(f"http://127.0.0.1:{port}/healthz")
     return proc, f"http://127.0.0.1:{port}"
@@ -104,7 +122,7 @@ def compare(args):
     tmp = tempfile.mkdtemp(prefix="hearth-qbench-")
     procs = []
     try:
-        h_proc, h_base = start_hearth(tmp, free_port()); procs.append(h_proc)
+        h_proc, h_base = start_hearth(tmp, free_port(), indexes=not args.no_indexes); procs.append(h_proc)
         commit_all(h_base, [(f"bench/b{i:014d}", compare_doc(i)) for i in range(1, N_COMPARE + 1)])
         p_proc, p_base = start_pocketbase(tmp, free_port()); procs.append(p_proc)
         pb_filter = urllib.parse.quote("published=true && views>=5")
@@ -120,7 +138,8 @@ def compare(args):
         print(f"hearth first ids {h_ids[:3]}, pocketbase first ids {[i['id'] for i in p_items[:3]]}; "
               f"views hearth {[http('GET', f'{h_base}/v1/docs/bench/{i}', headers=AUTH)['data']['views'] for i in h_ids[:3]]} "
               f"pocketbase {[i['views'] for i in p_items[:3]]}", flush=True)
-        print(f"{N_COMPARE} documents; {args.connections} connections, {args.duration} s per run, {args.rounds} rounds, "
+        print(f"{N_COMPARE} documents; Hearth composite index (published, views desc): {'no' if args.no_indexes else 'yes'}; "
+              f"{args.connections} connections, {args.duration} s per run, {args.rounds} rounds, "
               f"load average {os.getloadavg()[0]:.1f}", flush=True)
         results = {}
         for _ in range(args.rounds):
@@ -199,7 +218,7 @@ def scale(args):
     rng = random.Random(42)
     try:
         port = free_port()
-        proc, base = start_hearth(tmp, port, args.binary); procs.append(proc)
+        proc, base = start_hearth(tmp, port, args.binary, indexes=not args.no_indexes); procs.append(proc)
         loaded = 0
         table = {}
         for size in sizes:
@@ -239,7 +258,7 @@ def writecost(args):
     tmp = tempfile.mkdtemp(prefix="hearth-wcost-")
     procs = []
     try:
-        proc, base = start_hearth(tmp, free_port(), args.binary); procs.append(proc)
+        proc, base = start_hearth(tmp, free_port(), args.binary, indexes=False); procs.append(proc)
         lua = os.path.join(ROOT, "bench", "lua", "docs.lua")
         env = dict(os.environ, BENCH_MODE="create", BENCH_PATH="/v1/docs/bench", BENCH_AUTH=f"Bearer {ADMIN_KEY}")
         costs = []
@@ -270,10 +289,12 @@ def main():
     c.add_argument("--duration", type=int, default=10)
     c.add_argument("--rounds", type=int, default=2)
     c.add_argument("--connections", type=int, default=16)
+    c.add_argument("--no-indexes", action="store_true", help="run Hearth without its composite index")
     s = sub.add_parser("scale")
     s.add_argument("--sizes", default="10000,100000,1000000")
     s.add_argument("--requests", type=int, default=200)
     s.add_argument("--binary", default=None)
+    s.add_argument("--no-indexes", action="store_true", help="run Hearth without its composite indexes")
     w = sub.add_parser("writecost")
     w.add_argument("--binary", default=None)
     w.add_argument("--duration", type=int, default=10)

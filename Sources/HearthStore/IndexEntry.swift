@@ -77,7 +77,8 @@ struct IndexEntry: Hashable {
                 guard let value = fields[path: component.field] else { continue indexes }
                 switch component.kind {
                 case .ascending, .descending:
-                    for k in keys.indices { IndexKey.append(value, descending: component.kind == .descending, to: &keys[k]) }
+                    let descending = index.storedDescending(component)
+                    for k in keys.indices { IndexKey.append(value, descending: descending, to: &keys[k]) }
                 case .contains:
                     guard case .array(let items) = value else { continue indexes }
                     var elements: [[UInt8]] = []

@@ -1,9 +1,10 @@
 import HearthCore
 
 /// Plans over composite indexes (`CompositeIndex`). A composite entry's key is its fields' keys in index
-/// order (descending ones complemented), so an index whose first fields carry the query's equality (and
-/// array-contains) values and whose other fields are the query's ordering, directions all alike or all
-/// reversed, holds the query's matches as one key range, in query order.
+/// order (descending ones complemented, every direction flipped when the last is descending), so an index
+/// whose first fields carry the query's equality (and array-contains) values and whose other fields are the
+/// query's ordering, directions all alike or all reversed, holds the query's matches as one key range, in
+/// query order.
 extension QueryPlanner {
     /// A bound on the values of one field, in ascending key space. `isClass` marks the bounds of a value's
     /// type class (`IndexKey.rangeClass`), which are key prefixes rather than whole keys.
@@ -109,15 +110,15 @@ extension QueryPlanner {
         var consumed: [FieldFilter] = []
         for c in index.fields[..<k] {
             let value = c.kind == .contains ? contains[c.field]! : equal[c.field]!
-            IndexKey.append(value, descending: c.kind == .descending, to: &prefix)
+            IndexKey.append(value, descending: index.storedDescending(c), to: &prefix)
             consumed.append(FieldFilter(field: c.field, op: c.kind == .contains ? .arrayContains : .equal, value: value))
         }
         let component = index.fields[k]
         var scan = baseScan(index.entryField)
-        scan.descending = reversed
+        scan.descending = reversed != index.flipped
         let (lo, hi) = valueRange(component.field, direction: explicit[0].direction)
         let (lower, upper) = Self.compositeBounds(prefix: prefix, lower: lo, upper: hi,
-                                                  descending: component.kind == .descending)
+                                                  descending: index.storedDescending(component))
         scan.narrowLower(lower)
         scan.narrowUpper(upper)
         // Equality and array-contains filters the prefix does not carry are probed, as in single-field scans.
@@ -127,7 +128,7 @@ extension QueryPlanner {
         scan.probes = conjuncts.filter { !isConsumed($0) }.compactMap(Self.lookup).map { ($0.field, $0.key) }
         if scan.isEmpty { return .empty }
 
-        var plan = QueryPlan(scans: [scan], mode: (reversed ? Query.Direction.descending : .ascending) == nameDirection ? .stream : .sortRuns)
+        var plan = QueryPlan(scans: [scan], mode: (scan.descending ? Query.Direction.descending : .ascending) == nameDirection ? .stream : .sortRuns)
         plan.exact = query.start == nil && query.end == nil && conjuncts.allSatisfy { f in
             if isConsumed(f) || Self.lookup(f) != nil { return true }
             if f.field.isDocumentName {

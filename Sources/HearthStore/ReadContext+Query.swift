@@ -175,6 +175,7 @@ extension ReadContext {
         var rows = 0
         var exhausted = false
         var fetched = 0
+        let order = query.normalizedOrder
         defer { statistics?.addScanned(fetched) }
         // Counts a row against the budget; false once it is spent.
         func spend() -> Bool {
@@ -193,8 +194,8 @@ extension ReadContext {
         func deliver(_ stored: StoredDocument, _ doc: Document?) throws -> Bool {
             // Documents are decoded whenever the query has cursors (see the stream case).
             if let doc {
-                if query.start != nil && !startOnly.withinCursors(doc) { return true }
-                if query.end != nil && !endOnly.withinCursors(doc) { return false }
+                if query.start != nil && !startOnly.withinCursors(doc, order: order) { return true }
+                if query.end != nil && !endOnly.withinCursors(doc, order: order) { return false }
             }
             if skipped < query.offset {
                 skipped += 1
@@ -206,7 +207,7 @@ extension ReadContext {
             return true
         }
         func sorted(_ items: [(StoredDocument, Document)]) -> [(StoredDocument, Document)] {
-            items.sorted { query.compare($0.1, $1.1) < 0 }
+            items.sorted { Query.compare($0.1, $1.1, order: order) < 0 }
         }
 
         switch plan.mode {
@@ -224,7 +225,7 @@ extension ReadContext {
             try scanRows(scan) { _, path in
                 guard spend() else { return false }
                 fetched += 1
-                guard let (stored, doc) = try candidate(path), query.matches(doc) else { return true }
+                guard let (stored, doc) = try candidate(path), query.matches(doc, order: order) else { return true }
                 return try deliver(stored, doc)
             }
         case .sortRuns:
@@ -243,7 +244,7 @@ extension ReadContext {
                     runKey = key
                 }
                 fetched += 1
-                if let (stored, doc) = try candidate(path), query.matches(doc) { run.append((stored, doc)) }
+                if let (stored, doc) = try candidate(path), query.matches(doc, order: order) { run.append((stored, doc)) }
                 return true
             }
             if stopped || exhausted { return !exhausted }
@@ -255,7 +256,7 @@ extension ReadContext {
                 try scanRows(scan) { _, path in
                     guard seen.insert(path).inserted else { return true }
                     fetched += 1
-                    guard let (stored, doc) = try candidate(path), query.matches(doc) else { return true }
+                    guard let (stored, doc) = try candidate(path), query.matches(doc, order: order) else { return true }
                     all.append((stored, doc))
                     return true
                 }

@@ -41,6 +41,17 @@ public struct CompositeIndex: Sendable, Hashable, CustomStringConvertible {
         Self.marker + fields.map { "\($0.field.description):\($0.kind.rawValue)" }.joined(separator: ",")
     }
 
+    /// Whether the index's keys are stored with every direction flipped: when its last ordered field is
+    /// descending. Within equal keys, entries sort by document name ascending; Firestore orders such an
+    /// index's queries by name descending (the last field's direction), so the index is kept the other
+    /// way round and read backwards, and its queries stream in order with no sorting.
+    public var flipped: Bool { fields.last(where: { $0.kind != .contains })?.kind == .descending }
+
+    /// Whether a field's keys are stored complemented (descending).
+    public func storedDescending(_ component: Component) -> Bool {
+        component.kind != .contains && ((component.kind == .descending) != flipped)
+    }
+
     /// Marks composite entries in the field index.
     public static let marker = "\u{2}"
 

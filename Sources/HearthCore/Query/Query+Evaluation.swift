@@ -9,8 +9,14 @@ extension Query {
     /// True when the document belongs to the source, passes the filter, and has every field of the normalized
     /// order (Firestore leaves out documents lacking an ordered field). Cursors and limits are not considered.
     public func matches(_ doc: Document) -> Bool {
+        matches(doc, order: normalizedOrder)
+    }
+
+    /// `matches` with the normalized order computed once by the caller (it builds sets and arrays), for
+    /// checking many documents.
+    public func matches(_ doc: Document, order: [Order]) -> Bool {
         guard contains(path: doc.path) else { return false }
-        for o in normalizedOrder where Query.value(of: o.field, in: doc) == nil { return false }
+        for o in order where Query.value(of: o.field, in: doc) == nil { return false }
         return filter?.matches(doc) ?? true
     }
 
@@ -19,7 +25,8 @@ extension Query {
         Query.compare(a, b, order: normalizedOrder)
     }
 
-    static func compare(_ a: Document, _ b: Document, order: [Order]) -> Int {
+    /// `compare` under an order the caller computed once (`normalizedOrder`).
+    public static func compare(_ a: Document, _ b: Document, order: [Order]) -> Int {
         for o in order {
             // Missing values sort first; matching documents always have them, this only keeps the order total.
             let c: Int
@@ -63,7 +70,12 @@ extension Query {
     /// True when the document lies between the cursors. Document cursors must be resolved first
     /// (`resolvingCursors`); an unresolved one admits nothing.
     public func withinCursors(_ doc: Document) -> Bool {
-        let order = normalizedOrder
+        if start == nil && end == nil { return true }
+        return withinCursors(doc, order: normalizedOrder)
+    }
+
+    /// `withinCursors` under an order the caller computed once (`normalizedOrder`).
+    public func withinCursors(_ doc: Document, order: [Order]) -> Bool {
         if let start {
             guard let c = Query.compareBound(start, to: doc, order: order) else { return false }
             if start.inclusive ? c > 0 : c >= 0 { return false }

@@ -17,6 +17,8 @@ public struct TargetView: Sendable {
     public let target: ListenTarget
     /// The query the view evaluates: the target's, without projection (ordering needs every field).
     let query: Query?
+    /// The query's normalized order, computed once (every change is checked and sorted with it).
+    let order: [Query.Order]
     /// The current result in query order, whole documents.
     public private(set) var documents: [Document] = []
 
@@ -26,8 +28,10 @@ public struct TargetView: Sendable {
         if case .query(var q) = target {
             q.select = nil
             query = q
+            order = q.normalizedOrder
         } else {
             query = nil
+            order = []
         }
     }
 
@@ -45,7 +49,7 @@ public struct TargetView: Sendable {
     /// True when the document belongs to the target's unlimited result.
     func admits(_ doc: Document) -> Bool {
         guard let query else { return true }
-        return query.matches(doc) && query.withinCursors(doc)
+        return query.matches(doc, order: order) && query.withinCursors(doc, order: order)
     }
 
     /// Replaces the result, answering the changes that turn the old result into the new one.
@@ -73,12 +77,16 @@ public struct TargetView: Sendable {
             members[path] = admitted
         }
         guard relevant else { return .changes([]) }
-        var candidates = members.values.sorted { query.compare($0, $1) < 0 }
+        let order = order
+        var candidates = members.values.sorted { Query.compare($0, $1, order: order) < 0 }
         if let limit = query.limit ?? query.limitToLast {
             let fromEnd = query.limitToLast != nil
             if documents.count >= limit, let boundary = fromEnd ? documents.first : documents.last {
                 // Documents past the old boundary may be preceded by ones the view never held.
-                candidates = candidates.filter { fromEnd ? query.compare($0, boundary) >= 0 : query.compare($0, boundary) <= 0 }
+                candidates = candidates.filter {
+                    let c = Query.compare($0, boundary, order: order)
+                    return fromEnd ? c >= 0 : c <= 0
+                }
                 if candidates.count < limit { return .requery }
             }
             candidates = fromEnd ? Array(candidates.suffix(limit)) : Array(candidates.prefix(limit))
