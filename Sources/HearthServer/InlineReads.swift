@@ -44,6 +44,8 @@ struct InlineReads: Sendable {
         let head: HTTPRequest
         let path: DocumentPath
         let authorization: String?
+        /// `Connection: close`: answer, then close, as the router does.
+        let closing: Bool
         let start: ContinuousClock.Instant
     }
 
@@ -53,15 +55,25 @@ struct InlineReads: Sendable {
     func read(_ head: HTTPRequest) -> Read? {
         guard head.method == .get, let path = head.path, path.utf8.count > Self.prefix.utf8.count,
               path.utf8.starts(with: Self.prefix.utf8), !path.utf8.contains(UInt8(ascii: "?")) else { return nil }
-        let authorization = head.headerFields[.authorization]
+        // One pass over the headers (the subscript joins repeated fields into a new string each time).
+        var authorization: String?, connection: String?
+        for field in head.headerFields {
+            if field.name == .authorization {
+                authorization = authorization.map { $0 + ", " + field.value } ?? field.value
+            } else if field.name == .connection {
+                connection = connection.map { $0 + ", " + field.value } ?? field.value
+            }
+        }
+        let closing = connection == "close"
         if authorization != nil, !authenticatesImmediately { return nil }
         guard let segments = try? parsePathSegments(String(path.utf8.dropFirst(Self.prefix.utf8.count))!, percentDecoded: true),
               segments.count % 2 == 0 else { return nil }
-        return Read(head: head, path: DocumentPath(uncheckedSegments: segments), authorization: authorization, start: .now)
+        return Read(head: head, path: DocumentPath(uncheckedSegments: segments), authorization: authorization,
+                    closing: closing, start: .now)
     }
 
     /// The answer to a document read, exactly as the router's middleware and `DocumentRoutes.get` give it.
-    func answer(_ read: Read) -> JSONReply {
+    func answer(_ read: Read, adminHeader: inout String?) -> JSONReply {
         let head = read.head
         var logger = logger
         if logger.logLevel <= requestLogLevel {
@@ -70,7 +82,7 @@ struct InlineReads: Sendable {
                        metadata: ["hb.request.path": .string(head.path ?? ""), "hb.request.method": .string("GET")])
         }
         do {
-            guard let doc = try database.getNow(read.path, as: identity(read.authorization)) else {
+            guard let doc = try database.getNow(read.path, as: identity(read.authorization, adminHeader: &adminHeader)) else {
                 throw HearthError.notFound("no document at \(read.path)")
             }
             return documentReply(doc)
@@ -84,10 +96,14 @@ struct InlineReads: Sendable {
     }
 
     /// The caller, as `AuthMiddleware` decides it.
-    func identity(_ authorization: String?) throws(HearthError) -> Identity {
+    /// `adminHeader` is the last header this connection presented that held the admin key: the same bytes
+    /// again need no new hash (the key does not change while the server runs).
+    func identity(_ authorization: String?, adminHeader: inout String?) throws(HearthError) -> Identity {
         guard let header = authorization else { return .unauthenticated }
+        if header == adminHeader { return .admin }
         switch try Credentials(header, adminKey: adminKey) {
         case .admin:
+            adminHeader = header
             return .admin
         case .accessToken(let token):
             guard let (identity, _) = try auth.authenticateNow(accessToken: token) else {
@@ -121,6 +137,8 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The HTTP/1 response encoder's place in the pipeline: answers are written there as finished bytes,
     /// one buffer each. Nil (never in practice) passes every request to the router.
     private var encoder: ChannelHandlerContext?
+    /// The last `Authorization` header of this connection that held the admin key.
+    private var adminHeader: String?
     /// A read the pipeline asked for while the connection was not writable, to pass on once it is.
     private var readHeld = false
 
@@ -151,8 +169,8 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             guard let read = pending, let encoder else { return context.fireChannelRead(data) }
             pending = nil
-            let reply = reads.answer(read)
-            write(reply, closing: read.head.headerFields[.connection] == "close", to: encoder, context: context)
+            let reply = reads.answer(read, adminHeader: &adminHeader)
+            write(reply, closing: read.closing, to: encoder, context: context)
             reads.metrics.record(route: InlineReads.route, method: .get, status: reply.status, duration: .now - read.start)
             reads.metrics.inlineReads.increment()
         }
