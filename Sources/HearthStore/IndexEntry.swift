@@ -39,29 +39,29 @@ struct IndexEntry: Hashable {
     }
 
     /// The entries of a document's fields, or an error past Firestore's per-document limit.
-    static func entries(of fields: [String: Value]) throws(HearthError) -> Set<IndexEntry> {
+    static func entries(of fields: [String: Value], limit: Int = Limits.maxIndexEntriesPerDocument) throws(HearthError) -> Set<IndexEntry> {
         var out: Set<IndexEntry> = [IndexEntry(field: nameField, key: [])]
         for (name, value) in fields {
-            add(value, at: FieldPath(uncheckedSegments: [name]), to: &out)
+            add(value, at: FieldPath(uncheckedSegments: [name]), limit: limit, to: &out)
         }
-        if out.count > Limits.maxIndexEntriesPerDocument {
+        if out.count > limit {
             throw .invalidArgument(
-                "the document needs \(out.count) index entries; the limit is \(Limits.maxIndexEntriesPerDocument) "
+                "the document needs \(out.count) index entries; the limit is \(limit) "
                     + "(every field, nested map field and distinct array element is indexed)")
         }
         return out
     }
 
-    private static func add(_ value: Value, at path: FieldPath, to out: inout Set<IndexEntry>) {
+    private static func add(_ value: Value, at path: FieldPath, limit: Int, to out: inout Set<IndexEntry>) {
         // Stop early on enormous documents; the caller reports the limit.
-        if out.count > Limits.maxIndexEntriesPerDocument { return }
+        if out.count > limit { return }
         out.insert(IndexEntry(field: path.description, key: IndexKey.encode(value)))
         switch value {
         case .array(let items):
             let field = containsField(path)
             for item in items { out.insert(IndexEntry(field: field, key: IndexKey.encode(item))) }
         case .map(let m):
-            for (name, child) in m { add(child, at: path.appending(name), to: &out) }
+            for (name, child) in m { add(child, at: path.appending(name), limit: limit, to: &out) }
         default:
             break
         }

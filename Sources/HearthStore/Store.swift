@@ -28,6 +28,8 @@ public final class Store: Sendable {
         /// Composite indexes to keep (besides every single field); opening the store builds the entries of
         /// new ones and drops those of indexes no longer listed.
         public var compositeIndexes: [CompositeIndex] = []
+        /// Index entries (single-field and composite) one document may need; Firestore's 40,000. Tests lower it.
+        public var maxIndexEntriesPerDocument = Limits.maxIndexEntriesPerDocument
 
         /// WAL sizes, in pages of 4 KiB, that trigger checkpoints. Passive checkpoints (off the writer) copy
         /// the WAL into the database file as it grows, but never let it start over while writes keep coming
@@ -95,7 +97,7 @@ public final class Store: Sendable {
         composites = CompositeIndexes(configuration.compositeIndexes)
         try Self.reconcile(composites, on: writeConnection, logger: logger)
         let state = try WriterState(connection: writeConnection, retention: configuration.changeLogRetention,
-                                    composites: composites)
+                                    composites: composites, maxIndexEntries: configuration.maxIndexEntriesPerDocument)
         var readConnections: [SQLiteConnection] = []
         for _ in 0..<max(1, configuration.readers) {
             let c = try SQLiteConnection(path: path)
@@ -285,11 +287,13 @@ final class WriterState: @unchecked Sendable {
     let retention: Int
     var commitsSinceTrim = 0
     let composites: CompositeIndexes
+    let maxIndexEntries: Int
 
-    init(connection: SQLiteConnection, retention: Int, composites: CompositeIndexes) throws {
+    init(connection: SQLiteConnection, retention: Int, composites: CompositeIndexes, maxIndexEntries: Int) throws {
         self.connection = connection
         self.retention = retention
         self.composites = composites
+        self.maxIndexEntries = maxIndexEntries
         let a = try connection.scalarInt("SELECT coalesce(max(commit_time), 0) FROM changes") ?? 0
         let b = try connection.scalarInt("SELECT coalesce(max(update_time), 0) FROM documents") ?? 0
         lastCommitTime = max(a, b)

@@ -7,7 +7,7 @@ extension WriteContext {
     public func put(_ document: StoredDocument, fields: [String: Value], previous: [String: Value]?,
                     commitTime: Timestamp) throws {
         let new = try entries(of: fields, at: document.path)
-        let old = try previous.map { fields throws(HearthError) in try entries(of: fields, at: document.path) } ?? []
+        let old = try previous.map { fields throws(HearthError) in try entries(of: fields, at: document.path, stored: true) } ?? []
         try putRow(document, commitTime: commitTime)
         try updateIndex(document.path, removing: old.subtracting(new), adding: new.subtracting(old))
     }
@@ -17,15 +17,25 @@ extension WriteContext {
     @discardableResult
     public func delete(_ path: DocumentPath, previous: [String: Value]?, commitTime: Timestamp) throws -> Bool {
         guard try deleteRow(path, commitTime: commitTime) else { return false }
-        if let previous { try updateIndex(path, removing: try entries(of: previous, at: path), adding: []) }
+        if let previous { try updateIndex(path, removing: try entries(of: previous, at: path, stored: true), adding: []) }
         return true
     }
 
-    /// A document's field-index entries, with those of the composite indexes of its collection id.
-    func entries(of fields: [String: Value], at path: DocumentPath) throws(HearthError) -> Set<IndexEntry> {
-        var entries = try IndexEntry.entries(of: fields)
+    /// A document's field-index entries, with those of the composite indexes of its collection id. The
+    /// per-document limit counts both, as Firestore's does; it is not checked again for `stored` fields (an
+    /// index added later must not make a stored document impossible to update or delete).
+    func entries(of fields: [String: Value], at path: DocumentPath, stored: Bool = false) throws(HearthError) -> Set<IndexEntry> {
+        let limit = stored ? Int.max : writer.maxIndexEntries
+        var entries = try IndexEntry.entries(of: fields, limit: limit)
         let composites = writer.composites.of(path.collectionID)
-        if !composites.isEmpty { entries.formUnion(IndexEntry.compositeEntries(of: fields, indexes: composites)) }
+        if !composites.isEmpty {
+            entries.formUnion(IndexEntry.compositeEntries(of: fields, indexes: composites))
+            if entries.count > limit {
+                throw .invalidArgument(
+                    "the document needs \(entries.count) index entries with the composite indexes of '\(path.collectionID)'; "
+                        + "the limit is \(limit)")
+            }
+        }
         return entries
     }
 

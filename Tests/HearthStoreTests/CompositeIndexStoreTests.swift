@@ -96,4 +96,36 @@ import Testing
         #expect(try rows(indexes[0].entryField) == ["gdrafts"])
         #expect(try rows(indexes[1].entryField) == [])
     }
+
+    /// Composite entries count toward the entries a document may need (Firestore's 40,000; 60 here), as in
+    /// Firestore; a document stored before an index made it exceed them can still be rewritten and deleted.
+    @Test func compositeEntriesCountTowardTheLimit() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-composite-" + makeAutoID()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let tags = (0..<40).map { "\"t\($0)\"" }.joined(separator: ",")
+        func put(_ body: String, in store: Store) async throws {
+            try await store.write { context in
+                let t = context.nextCommitTime()
+                try context.put(StoredDocument(path: try DocumentPath("posts/p"), data: Array(body.utf8), createTime: t, updateTime: t),
+                                commitTime: t)
+            }
+        }
+        var configuration = Store.Configuration(dataDirectory: dir)
+        configuration.maxIndexEntriesPerDocument = 60
+        var store = try Store(configuration: configuration)
+        try await put(#"{"a": 1, "tags": [\#(tags)]}"#, in: store)  // 43 entries alone
+        store.close()
+
+        configuration.compositeIndexes = [CompositeIndex(collectionGroup: "posts", fields: [
+            .init(try FieldPath(parsing: "tags"), .contains), .init(try FieldPath(parsing: "a"), .ascending)])]
+        store = try Store(configuration: configuration)
+        defer { store.close() }
+        await #expect {
+            try await put(#"{"a": 2, "tags": [\#(tags)]}"#, in: store)
+        } throws: { error in
+            (error as? HearthError)?.message == "the document needs 83 index entries with the composite indexes of 'posts'; the limit is 60"
+        }
+        try await put(#"{"a": 3}"#, in: store)
+        try await store.write { context in _ = try context.delete(try DocumentPath("posts/p"), commitTime: context.nextCommitTime()) }
+    }
 }
