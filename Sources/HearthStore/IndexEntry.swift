@@ -81,11 +81,7 @@ struct IndexEntry: Hashable {
                     for k in keys.indices { IndexKey.append(value, descending: descending, to: &keys[k]) }
                 case .contains:
                     guard case .array(let items) = value else { continue indexes }
-                    var elements: [[UInt8]] = []
-                    for item in items {
-                        let key = IndexKey.encode(item)
-                        if !elements.contains(key) { elements.append(key) }
-                    }
+                    let elements = Set(items.map(IndexKey.encode))
                     keys = keys.flatMap { prefix in elements.map { prefix + $0 } }
                 }
             }

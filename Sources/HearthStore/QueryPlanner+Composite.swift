@@ -17,16 +17,15 @@ extension QueryPlanner {
     /// The bounds the filters on `field` and the cursors (when it is the first ordering) put on its values.
     func valueRange(_ field: FieldPath, direction: Query.Direction) -> (lower: ValueBound?, upper: ValueBound?) {
         var lower: ValueBound?, upper: ValueBound?
-        func raise(_ b: ValueBound) {
-            guard let a = lower else { lower = b; return }
+        // The tighter of two bounds: the higher lower bound, the lower upper bound; on equal keys, exclusive wins.
+        func tighter(_ a: ValueBound?, _ b: ValueBound, keepHigher: Bool) -> ValueBound {
+            guard let a else { return b }
             let c = compareKeys(a.key, b.key)
-            if c < 0 { lower = b } else if c == 0 { lower = ValueBound(key: a.key, inclusive: a.inclusive && b.inclusive, isClass: a.isClass && b.isClass) }
+            if c == 0 { return ValueBound(key: a.key, inclusive: a.inclusive && b.inclusive, isClass: a.isClass && b.isClass) }
+            return (c < 0) == keepHigher ? b : a
         }
-        func drop(_ b: ValueBound) {
-            guard let a = upper else { upper = b; return }
-            let c = compareKeys(a.key, b.key)
-            if c > 0 { upper = b } else if c == 0 { upper = ValueBound(key: a.key, inclusive: a.inclusive && b.inclusive, isClass: a.isClass && b.isClass) }
-        }
+        func raise(_ b: ValueBound) { lower = tighter(lower, b, keepHigher: true) }
+        func drop(_ b: ValueBound) { upper = tighter(upper, b, keepHigher: false) }
         for f in conjuncts where f.field == field {
             let key = IndexKey.encode(f.value)
             switch f.op {
@@ -74,7 +73,6 @@ extension QueryPlanner {
         case .collectionGroup(let id, _): collectionID = id
         }
         let indexes = reader.composites.of(collectionID)
-        let filterIsConjunction = query.filter.map { Self.conjuncts($0).count == $0.fieldFilters.count } ?? true
         guard !indexes.isEmpty, filterIsConjunction, let last = order.last, last.field.isDocumentName,
               !order.dropLast().contains(where: \.field.isDocumentName) else { return nil }
         let explicit = Array(order.dropLast())
@@ -131,10 +129,7 @@ extension QueryPlanner {
         var plan = QueryPlan(scans: [scan], mode: (scan.descending ? Query.Direction.descending : .ascending) == nameDirection ? .stream : .sortRuns)
         plan.exact = query.start == nil && query.end == nil && conjuncts.allSatisfy { f in
             if isConsumed(f) || Self.lookup(f) != nil { return true }
-            if f.field.isDocumentName {
-                guard case .reference(let p) = f.value, scan.docKey(p) != nil else { return false }
-                return [.equal, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual].contains(f.op)
-            }
+            if f.field.isDocumentName { return Self.nameBoundIsExact(f, in: scan) }
             return f.op.isRange && f.field == component.field
         }
         return plan

@@ -352,7 +352,7 @@ struct QueryPlanner {
     /// decides (its key range, its probes, `__name__` bounds), and every ordered field implied by one.
     func isExact(_ scan: IndexScan) -> Bool {
         if query.start != nil || query.end != nil { return false }
-        if let filter = query.filter, Self.conjuncts(filter).count != filter.fieldFilters.count { return false }
+        if !filterIsConjunction { return false }
         var decided = Set<FieldPath>()
         for f in conjuncts {
             if let l = Self.lookup(f) {
@@ -363,9 +363,7 @@ struct QueryPlanner {
                 continue
             }
             if f.field.isDocumentName {
-                // Bounds inside the collection are exact; a path elsewhere was left to the in-memory check.
-                guard case .reference(let p) = f.value, scan.docKey(p) != nil,
-                      [.equal, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual].contains(f.op) else { return false }
+                guard Self.nameBoundIsExact(f, in: scan) else { return false }
                 continue
             }
             // Range filters on the scanned field are exact: its key range is the operand's type class.
@@ -377,5 +375,18 @@ struct QueryPlanner {
             if let o = order.first, IndexEntry.valueField(o.field) == scan.field { decided.insert(o.field) }
         }
         return order.allSatisfy { $0.field.isDocumentName || decided.contains($0.field) }
+    }
+
+    /// True when the filter is a plain conjunction of field filters (no `or` left after flattening).
+    var filterIsConjunction: Bool {
+        guard let filter = query.filter else { return true }
+        return Self.conjuncts(filter).count == filter.fieldFilters.count
+    }
+
+    /// True when a `__name__` filter is decided by the scan's document bounds: a path inside the collection,
+    /// compared with `==` or a range (a path elsewhere is left to the in-memory check).
+    static func nameBoundIsExact(_ f: FieldFilter, in scan: IndexScan) -> Bool {
+        guard case .reference(let p) = f.value, scan.docKey(p) != nil else { return false }
+        return [.equal, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual].contains(f.op)
     }
 }

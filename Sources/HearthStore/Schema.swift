@@ -145,12 +145,20 @@ enum Schema {
     /// Indexes the documents of a database made before the field index existed, in the migration's
     /// transaction, one document at a time.
     static func indexStoredDocuments(_ connection: SQLiteConnection) throws {
-        let rows = try connection.prepare("SELECT path, data FROM documents")
-        defer { rows.reset() }
-        while try rows.step() {
-            let path = try DocumentPath(rows.text(0))
-            let fields = try Value.decodeFields(JSON.parse(rows.blob(1)))
+        try forEachStoredDocument(on: connection) { path, fields in
             try WriteContext.updateIndex(on: connection, path, removing: [], adding: try IndexEntry.entries(of: fields))
+        }
+    }
+
+    /// Calls `body` with every stored document's path and fields (of one collection id, when given).
+    static func forEachStoredDocument(on connection: SQLiteConnection, collectionID: String? = nil,
+                                      _ body: (DocumentPath, [String: Value]) throws -> Void) throws {
+        let rows = try connection.prepare(collectionID == nil ? "SELECT path, data FROM documents"
+                                          : "SELECT path, data FROM documents WHERE collection_id = ?")
+        defer { rows.reset() }
+        if let collectionID { rows.bind(1, collectionID) }
+        while try rows.step() {
+            try body(try DocumentPath(rows.text(0)), try Value.decodeFields(JSON.parse(rows.blob(1))))
         }
     }
 

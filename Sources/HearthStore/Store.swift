@@ -152,17 +152,12 @@ public final class Store: Sendable {
                 logger.info("composite index dropped", metadata: ["index": "\(gone[1]) \(gone[0].dropFirst())"])
             }
             for index in composites.all where !stored.contains([index.entryField, index.collectionGroup]) {
-                let docs = try connection.prepare("SELECT path, data FROM documents WHERE collection_id = ?")
-                docs.bind(1, index.collectionGroup)
                 var count = 0
-                while try docs.step() {
-                    let path = try DocumentPath(docs.text(0))
-                    let fields = try Value.decodeFields(JSON.parse(docs.blob(1)))
+                try Schema.forEachStoredDocument(on: connection, collectionID: index.collectionGroup) { path, fields in
                     let entries = IndexEntry.compositeEntries(of: fields, indexes: [index])
                     try WriteContext.updateIndex(on: connection, path, removing: [], adding: entries)
                     count += 1
                 }
-                docs.reset()
                 let i = try connection.prepare("INSERT INTO composite_indexes(entry_field, collection_id) VALUES (?, ?)")
                 i.bind(1, index.entryField); i.bind(2, index.collectionGroup)
                 try i.run()
