@@ -75,7 +75,27 @@ struct IndexScan {
 
     /// The SQL and its parameters (text or blob) for the scan; `limit` caps the rows.
     func sql(limit: Int? = nil) -> (String, [SQLParameter]) {
-        var sql = "SELECT key, doc FROM field_index AS i WHERE scope = ? AND field = ?"
+        var (sql, params) = conditions(selecting: "key, doc")
+        sql += descending ? " ORDER BY key DESC, doc DESC" : " ORDER BY key, doc"
+        if let limit {
+            sql += " LIMIT ?"
+            params.append(.int(Int64(limit)))
+        }
+        return (sql, params)
+    }
+
+    /// The SQL counting the scan's rows, at most `limit` of them, in any order.
+    func countSQL(limit: Int? = nil) -> (String, [SQLParameter]) {
+        guard let limit else { return conditions(selecting: "count(*)") }
+        var (sql, params) = conditions(selecting: "1")
+        params.append(.int(Int64(limit)))
+        sql = "SELECT count(*) FROM (\(sql) LIMIT ?)"
+        return (sql, params)
+    }
+
+    /// `SELECT columns FROM field_index ... WHERE` the scan's conditions, and their parameters.
+    private func conditions(selecting columns: String) -> (String, [SQLParameter]) {
+        var sql = "SELECT \(columns) FROM field_index AS i WHERE scope = ? AND field = ?"
         var params: [SQLParameter] = [.text(scope), .text(field)]
         if isSingleKey {
             sql += " AND key = ?"
@@ -100,11 +120,6 @@ struct IndexScan {
             sql += " AND EXISTS (SELECT 1 FROM field_index AS p WHERE p.scope = i.scope AND p.field = ? AND p.key = ? AND p.doc = i.doc)"
             params.append(.text(probe.field))
             params.append(.blob(probe.key))
-        }
-        sql += descending ? " ORDER BY key DESC, doc DESC" : " ORDER BY key, doc"
-        if let limit {
-            sql += " LIMIT ?"
-            params.append(.int(Int64(limit)))
         }
         return (sql, params)
     }

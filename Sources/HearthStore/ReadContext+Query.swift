@@ -103,14 +103,25 @@ extension ReadContext {
         var scan = plan.scans[0]
         scan.descending = false
         let cap = forward.limit.map { $0 + forward.offset }
-        // Deeper collections with the same id may share a root collection's range: count only its own rows.
-        scan.onlyRootRowsInSQL = true
-        let (sql, params) = scan.sql(limit: cap)
-        let s = try connection.prepare("SELECT count(*) FROM (\(sql))")
+        if let root = scan.rootCollection {
+            // Nested collections with the same id share a root collection's scope: then count only its own
+            // rows. Without them, every row in the scope is the root collection's.
+            scan.onlyRootRowsInSQL = try hasNestedCollections(root.id)
+        }
+        let (sql, params) = scan.countSQL(limit: cap)
+        let s = try connection.prepare(sql)
         defer { s.reset() }
         s.bind(params)
         let rows = try s.step() ? Int(s.int(0)) : 0
         return max(0, rows - forward.offset)
+    }
+
+    /// True when a collection nested under a document has held a document under this collection id.
+    func hasNestedCollections(_ collectionID: String) throws -> Bool {
+        let s = try connection.prepare("SELECT 1 FROM nested_groups WHERE collection_id = ?")
+        defer { s.reset() }
+        s.bind(1, collectionID)
+        return try s.step()
     }
 
     /// Runs the body in a read transaction unless one is open already.

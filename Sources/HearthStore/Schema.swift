@@ -137,6 +137,16 @@ enum Schema {
             PRIMARY KEY (entry_field, collection_id)
         ) WITHOUT ROWID;
         """,
+        // Collection ids that a nested collection (not a root one) has held a document in. A root
+        // collection's query is served from its group's scope in the field index; when no nested
+        // collection shares its id, every row there is the root collection's own, and a count need not
+        // check each row's path. Rows are never removed (a stale row only costs that check).
+        """
+        CREATE TABLE nested_groups (
+            collection_id TEXT PRIMARY KEY
+        ) WITHOUT ROWID;
+        INSERT OR IGNORE INTO nested_groups SELECT DISTINCT collection_id FROM documents WHERE instr(parent, '/') > 0;
+        """,
     ]
 
     /// The schema version that created the field index.

@@ -39,6 +39,11 @@ public final class WriteContext {
         s.bind(5, document.createTime.microseconds)
         s.bind(6, document.updateTime.microseconds)
         try s.run()
+        if path.segments.count > 2 {
+            let nested = try connection.prepare("INSERT OR IGNORE INTO nested_groups(collection_id) VALUES (?)")
+            nested.bind(1, path.collectionID)
+            try nested.run()
+        }
         try log(path: path, document: document, commitTime: commitTime)
     }
 

@@ -51,7 +51,8 @@ struct QueryDifferentialTests {
             }
         }
         for round in 0..<Self.aggregatesPerDataset {
-            var q = r.query(over: Self.collections[0])
+            // Also a root collection that no nested collection shares its id with (`posts`).
+            var q = r.query(over: Self.collections[r.chance(0.3) ? 3 : 0])
             mutate(&q, docs: docs, &r)
             q.select = nil
             var aggregations: [AggregateQuery.Named] = [.init("n", .count(upTo: r.chance(0.3) ? r.int(1...4) : nil))]
