@@ -66,6 +66,19 @@ public enum JSON: Sendable, Equatable {
         }
     }
 
+    /// The members of a JSON object, each key with the byte range of its value, the values left unparsed
+    /// (their structure is checked; `parse` checks the rest when one is read).
+    public static func objectMembers(_ bytes: [UInt8]) throws(HearthError) -> [(key: String, value: Range<Int>)] {
+        do {
+            return try bytes.withUnsafeBufferPointer { buffer throws(JSONParser.Failure) in
+                var parser = JSONParser(buffer)
+                return try parser.objectMembers()
+            }
+        } catch {
+            throw .invalidArgument("malformed JSON at byte \(error.offset): \(error.reason)")
+        }
+    }
+
     /// Parses JSON text.
     public static func parse(_ text: String) throws(HearthError) -> JSON {
         try parse(Array(text.utf8))
@@ -80,6 +93,21 @@ public enum JSON: Sendable, Equatable {
 
     /// Serializes compactly, as a string.
     public var text: String { String(decoding: serialized(), as: UTF8.self) }
+}
+
+/// The keys of one object seen so far, to refuse duplicates: a look through the few keys most objects
+/// have, and a set once there are many.
+struct DistinctKeys {
+    private var set: Set<String>?
+
+    /// False when `key` is already among `earlier` (the object's keys so far, in order).
+    mutating func insert(_ key: String, among earlier: some Collection<String>) -> Bool {
+        if set == nil {
+            if earlier.count < 16 { return !earlier.contains(key) }
+            set = Set(earlier)
+        }
+        return set!.insert(key).inserted
+    }
 }
 
 /// A byte-level JSON parser with a depth limit and exact UTF-8 validation.
@@ -148,7 +176,7 @@ struct JSONParser {
         try enter()
         i += 1
         var pairs: [(String, JSON)] = []
-        var seen = Set<String>()
+        var keys = DistinctKeys()
         skipSpace()
         if i < b.count, b[i] == UInt8(ascii: "}") {
             i += 1
@@ -160,7 +188,9 @@ struct JSONParser {
             guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
             let keyStart = i
             let key = try parseString()
-            guard seen.insert(key).inserted else { throw Failure(offset: keyStart, reason: "duplicate key \"\(key)\"") }
+            guard keys.insert(key, among: pairs.lazy.map(\.0)) else {
+                throw Failure(offset: keyStart, reason: "duplicate key \"\(key)\"")
+            }
             skipSpace()
             guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
@@ -174,6 +204,99 @@ struct JSONParser {
         }
         depth -= 1
         return .object(pairs)
+    }
+
+    /// The members of the object that is the whole input, as keys and value ranges.
+    mutating func objectMembers() throws(Failure) -> [(key: String, value: Range<Int>)] {
+        skipSpace()
+        guard i < b.count, b[i] == UInt8(ascii: "{") else { throw fail("expected an object") }
+        try enter()
+        i += 1
+        var members: [(key: String, value: Range<Int>)] = []
+        var keys = DistinctKeys()
+        skipSpace()
+        if i < b.count, b[i] == UInt8(ascii: "}") {
+            i += 1
+        } else {
+            while true {
+                skipSpace()
+                guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                let keyStart = i
+                let key = try parseString()
+                guard keys.insert(key, among: members.lazy.map(\.key)) else {
+                    throw Failure(offset: keyStart, reason: "duplicate key \"\(key)\"")
+                }
+                skipSpace()
+                guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                i += 1
+                skipSpace()
+                let start = i
+                try skipValue()
+                members.append((key, start..<i))
+                skipSpace()
+                guard i < b.count else { throw fail("unexpected end of input in an object") }
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                if b[i] == UInt8(ascii: "}") { i += 1; break }
+                throw fail("expected ',' or '}'")
+            }
+        }
+        depth -= 1
+        skipSpace()
+        guard i == b.count else { throw fail("unexpected data after the value") }
+        return members
+    }
+
+    /// Steps over one value, checking its structure but not decoding it.
+    mutating func skipValue() throws(Failure) {
+        guard i < b.count else { throw fail("unexpected end of input") }
+        switch b[i] {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let close = b[i] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            let isObject = close == UInt8(ascii: "}")
+            try enter()
+            i += 1
+            skipSpace()
+            if i < b.count, b[i] == close {
+                i += 1
+                depth -= 1
+                return
+            }
+            while true {
+                skipSpace()
+                if isObject {
+                    guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                    try skipString()
+                    skipSpace()
+                    guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                    i += 1
+                    skipSpace()
+                }
+                try skipValue()
+                skipSpace()
+                guard i < b.count else { throw fail("unexpected end of input") }
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                if b[i] == close { i += 1; break }
+                throw fail(isObject ? "expected ',' or '}'" : "expected ',' or ']'")
+            }
+            depth -= 1
+        case UInt8(ascii: "\""): try skipString()
+        case UInt8(ascii: "t"): try literal("true")
+        case UInt8(ascii: "f"): try literal("false")
+        case UInt8(ascii: "n"): try literal("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try parseNumber()
+        default: throw fail("unexpected character '\(printable(b[i]))'")
+        }
+    }
+
+    /// Steps over a string to just past its closing quote.
+    mutating func skipString() throws(Failure) {
+        i += 1
+        while i < b.count {
+            let c = b[i]
+            if c == UInt8(ascii: "\"") { i += 1; return }
+            i += c == UInt8(ascii: "\\") ? 2 : 1
+        }
+        throw fail("unterminated string")
     }
 
     mutating func parseArray() throws(Failure) -> JSON {

@@ -138,6 +138,12 @@ extension Value {
         return try decodeMap(pairs, field: "", depth: 0)
     }
 
+    /// Decodes one field of a document from its wire JSON: a value that `JSON.objectMembers` found in the
+    /// document's stored fields. Gives what `decodeFields` gives under that key.
+    public static func decodeField(_ key: String, _ bytes: ArraySlice<UInt8>) throws(HearthError) -> Value {
+        try decodeMap([(key, JSON.parse(bytes))], field: "", depth: 0)[key]!
+    }
+
     /// Writes the value's wire JSON.
     public func write(to w: inout JSONWriter) {
         switch self {

@@ -21,8 +21,8 @@ extension Database {
     /// `get` rule, as a live listener checks every document it delivers.
     public func authorizeRead(path: DocumentPath, document: StoredDocument?, identity: Identity) throws {
         guard let program = try enforcedProgram(for: identity) else { return }
-        let request = RulesRequest(method: .get, path: path, auth: RulesAuth(identity), time: .now(),
-                                   resource: try document?.decoded())
+        var request = RulesRequest(method: .get, path: path, auth: RulesAuth(identity), time: .now())
+        request.storedResource = document.map { StoredFields(path: $0.path, data: $0.data) }
         try enforce(program.evaluate(request, lookup: StoreDocumentLookup(store: store)), .get, path.description)
     }
 
@@ -188,7 +188,7 @@ struct StoreDocumentLookup: RulesDocumentLookup {
     let store: Store
 
     func get(_ path: DocumentPath) throws -> Document? {
-        try store.pointRead { try $0.document(at: path) }?.decoded()
+        try store.ruleLookup(path)
     }
 
     func getAfter(_ path: DocumentPath) throws -> Document? { try get(path) }

@@ -58,6 +58,60 @@ final class LazyResource: LazyMap {
     var materialized: [String: RulesValue] { materialize(["data", "id", "__name__"]) }
 }
 
+/// Document data still in its stored JSON: reading one key decodes only that field.
+final class LazyStoredFields: LazyMap {
+    let data: [UInt8]
+    let members: [(key: String, value: Range<Int>)]
+
+    /// Throws when `data` is not a JSON object.
+    init(_ data: [UInt8]) throws(HearthError) {
+        self.data = data
+        members = try JSON.objectMembers(data)
+    }
+
+    subscript(key: String) -> RulesValue? {
+        guard let member = members.first(where: { $0.key == key }),
+              let value = try? Value.decodeField(key, data[member.value]) else { return nil }
+        return RulesValue.lazily(value)
+    }
+
+    func contains(_ key: String) -> Bool { members.contains { $0.key == key } }
+    var count: Int { members.count }
+    var materialized: [String: RulesValue] {
+        ((try? Value.decodeFields(JSON.parse(data))) ?? [:]).mapValues(RulesValue.init)
+    }
+}
+
+/// A stored document as a resource, its data decoded field by field as rules read it (a rule that never
+/// reads `resource.data` does not even look at the JSON). Data that is not a JSON object reads as missing.
+final class LazyStoredResource: LazyMap, @unchecked Sendable {
+    let stored: StoredFields
+    private var fields: LazyStoredFields??
+
+    init(_ stored: StoredFields) { self.stored = stored }
+
+    private var data: LazyStoredFields? {
+        if let fields { return fields }
+        let made = try? LazyStoredFields(stored.data)
+        fields = .some(made)
+        return made
+    }
+
+    private var path: DocumentPath { stored.path }
+
+    subscript(key: String) -> RulesValue? {
+        switch key {
+        case "data": return data.map { .lazy($0) }
+        case "id": return .string(path.id)
+        case "__name__": return .path(RulesValue.documentsPrefix + path.segments)
+        default: return nil
+        }
+    }
+
+    var count: Int { 3 }
+    var materialized: [String: RulesValue] { materialize(["data", "id", "__name__"]) }
+}
+
 /// `request.auth`: `uid`, `token`.
 final class LazyAuth: LazyMap {
     let auth: RulesAuth

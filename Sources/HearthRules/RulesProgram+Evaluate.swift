@@ -35,6 +35,7 @@ extension RulesProgram {
 
         let evaluator = Evaluator(program: self, lookup: lookup, access: access)
         let baseRequest = RulesValue.lazy(LazyRequest(request))
+        let storedResource = request.storedResource.map { RulesValue.lazy(LazyStoredResource($0)) }
         let disjuncts: [[FieldPath: Value]]
         if request.method == .list {
             let d = request.query?.disjuncts ?? []
@@ -48,7 +49,7 @@ extension RulesProgram {
             if request.method == .list {
                 resource = .map(["data": Self.partialData(disjunct), "id": .unknown, "__name__": .unknown])
             } else {
-                resource = request.resource.map { .lazy(LazyResource($0)) } ?? .null
+                resource = request.resource.map { .lazy(LazyResource($0)) } ?? storedResource ?? .null
             }
             var granted = false
             for candidate in candidates {

@@ -68,6 +68,17 @@ public struct ListConstraints: Sendable, Equatable {
 }
 
 /// One request to authorize.
+/// A document's path and its fields as canonical wire JSON (an object), as the store keeps them.
+public struct StoredFields: Sendable {
+    public var path: DocumentPath
+    public var data: [UInt8]
+
+    public init(path: DocumentPath, data: [UInt8]) {
+        self.path = path
+        self.data = data
+    }
+}
+
 public struct RulesRequest: Sendable {
     /// The operation.
     public var method: RulesMethod
@@ -79,6 +90,9 @@ public struct RulesRequest: Sendable {
     public var time: Timestamp
     /// The stored document (`resource`), for get, update and delete; nil when it does not exist.
     public var resource: Document?
+    /// The stored document still in its stored JSON, in place of `resource`: its fields are decoded only
+    /// as far as the rules read them.
+    public var storedResource: StoredFields?
     /// The document after the write (`request.resource`), for create and update.
     public var requestResource: Document?
     /// The query, for `list`.

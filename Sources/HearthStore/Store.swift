@@ -70,6 +70,7 @@ public final class Store: Sendable {
     private let readers: WorkerThreads<SQLiteConnection>
     private let commitHook: CommitHookBox
     private let pointReaders: ConnectionPool
+    private let documentCache: DecodedDocumentCache
     private let syncer: Syncer
     /// The composite indexes in force (`Configuration.compositeIndexes`).
     public let composites: CompositeIndexes
@@ -96,8 +97,11 @@ public final class Store: Sendable {
         try Schema.migrate(writeConnection)
         composites = CompositeIndexes(configuration.compositeIndexes)
         try Self.reconcile(composites, on: writeConnection, logger: logger)
+        let documentCache = DecodedDocumentCache()
+        self.documentCache = documentCache
         let state = try WriterState(connection: writeConnection, retention: configuration.changeLogRetention,
-                                    composites: composites, maxIndexEntries: configuration.maxIndexEntriesPerDocument)
+                                    composites: composites, maxIndexEntries: configuration.maxIndexEntriesPerDocument,
+                                    documentCache: documentCache)
         var readConnections: [SQLiteConnection] = []
         for _ in 0..<max(1, configuration.readers) {
             let c = try SQLiteConnection(path: path)
@@ -188,6 +192,13 @@ public final class Store: Sendable {
             }
             if !accepted { continuation.resume(throwing: HearthError.unavailable("the server is shutting down")) }
         }
+    }
+
+    /// The decoded document at `path` (nil when missing) for a security rule's `get()` or `exists()` outside
+    /// a transaction, on the calling thread: from a cache that this process's commits keep exact (see
+    /// `DecodedDocumentCache`), else a point read.
+    public func ruleLookup(_ path: DocumentPath) throws -> Document? {
+        try documentCache.document(at: path) { try pointRead { try $0.document(at: path) }?.decoded() }
     }
 
     /// Runs a short, bounded read (a lookup by key) on the calling thread, with a pooled connection.
@@ -283,9 +294,12 @@ final class WriterState: @unchecked Sendable {
     var commitsSinceTrim = 0
     let composites: CompositeIndexes
     let maxIndexEntries: Int
+    let documentCache: DecodedDocumentCache
 
-    init(connection: SQLiteConnection, retention: Int, composites: CompositeIndexes, maxIndexEntries: Int) throws {
+    init(connection: SQLiteConnection, retention: Int, composites: CompositeIndexes, maxIndexEntries: Int,
+         documentCache: DecodedDocumentCache) throws {
         self.connection = connection
+        self.documentCache = documentCache
         self.retention = retention
         self.composites = composites
         self.maxIndexEntries = maxIndexEntries
@@ -348,6 +362,7 @@ final class WriterState: @unchecked Sendable {
             try? connection.execute("ROLLBACK")
             commitError = HearthError.internal()
         }
+        if commitError == nil && !changes.isEmpty { documentCache.invalidate(changes) }
         if syncer.syncsWAL {
             // Acknowledge only once the batch is durable: the syncer syncs the WAL, then runs these in order.
             let completions: [() -> Void] = states.map { state in { state.onCommit?(state.failed ? nil : commitError) } }

@@ -84,7 +84,7 @@ final class EventQueue: @unchecked Sendable {
         head = 0
         let waiter = self.waiter
         self.waiter = nil
-        if let waiter, !buffer.isEmpty { buffer.removeFirst() }
+        if waiter != nil, !buffer.isEmpty { buffer.removeFirst() }
         lock.unlock()
         waiter?.resume(returning: last)
     }

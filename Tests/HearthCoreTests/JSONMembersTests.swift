@@ -1,0 +1,69 @@
+import HearthCore
+import Testing
+
+/// Reading one field of a stored document without decoding the rest: `JSON.objectMembers` finds each
+/// top-level value's bytes, and `Value.decodeField` decodes one of them exactly as `decodeFields` would.
+@Suite struct JSONMembersTests {
+    @Test func eachFieldDecodesAsTheWholeDocumentDoes() throws {
+        var r = RandomValues(seed: 0x4A53_4F4E)
+        let collection = CollectionPath(uncheckedSegments: ["c"])
+        for round in 0..<500 {
+            var fields = r.document(in: [collection], id: "d").fields
+            // Values of every type, tagged ones and nested maps among them, and keys that need escaping.
+            fields["v\(round % 7)"] = r.value()
+            if r.chance(0.2) { fields["quote\"and\\slash"] = r.value() }
+            if r.chance(0.2) { fields["é"] = .map(["$x": .int(1)]) }
+            let data = Value.encodeFields(fields)
+            let members = try JSON.objectMembers(data)
+            #expect(members.map(\.key).sorted() == fields.keys.sorted())
+            let whole = try Value.decodeFields(JSON.parse(data))
+            for member in members {
+                let one = try Value.decodeField(member.key, data[member.value])
+                #expect(one == whole[member.key]!, "round \(round), field \(member.key)")
+            }
+        }
+    }
+
+    @Test func spacingAndEscapesAreStepped() throws {
+        let text = #" { "a" : [1, {"b": "x\"y"}, []] , "s\"k": "\\", "n": -1.5e3, "t": true, "z": {} } "#
+        let data = Array(text.utf8)
+        let members = try JSON.objectMembers(data)
+        #expect(members.map(\.key) == ["a", "s\"k", "n", "t", "z"])
+        #expect(String(decoding: data[members[0].value], as: UTF8.self) == #"[1, {"b": "x\"y"}, []]"#)
+        #expect(String(decoding: data[members[1].value], as: UTF8.self) == #""\\""#)
+        #expect(try Value.decodeField("n", data[members[2].value]) == .double(-1500))
+    }
+
+    @Test(arguments: [
+        (#"[1]"#, "expected an object"),
+        (#"{"a": 1"#, "unexpected end of input"),
+        (#"{"a": 1,}"#, "expected a string key"),
+        (#"{"a": 1, "a": 2}"#, "duplicate key"),
+        (#"{"a": [1, 2}"#, "expected ',' or ']'"),
+        (#"{"a": "x}"#, "unterminated string"),
+        (#"{"a": 1} 2"#, "unexpected data after the value"),
+        (#"{"a": tru}"#, "invalid literal"),
+    ])
+    func malformedObjectsAreRefused(text: String, reason: String) {
+        #expect {
+            _ = try JSON.objectMembers(Array(text.utf8))
+        } throws: { error in
+            (error as? HearthError).map { $0.message.contains(reason) } ?? false
+        }
+    }
+
+    /// Objects with many keys switch from a look through the keys to a set; duplicates are refused either way.
+    @Test func duplicateKeysAreRefusedInLargeObjects() {
+        for count in [3, 15, 16, 17, 40] {
+            for duplicate in [1, count - 1] {
+                var keys = (0..<count).map { "k\($0)" }
+                keys.append("k\(duplicate)")
+                let text = "{" + keys.map { "\"\($0)\": 0" }.joined(separator: ",") + "}"
+                #expect(throws: HearthError.self) { try JSON.parse(text) }
+                #expect(throws: HearthError.self) { try JSON.objectMembers(Array(text.utf8)) }
+                let distinct = "{" + (0..<count).map { "\"k\($0)\": 0" }.joined(separator: ",") + "}"
+                #expect(throws: Never.self) { try JSON.parse(distinct) }
+            }
+        }
+    }
+}

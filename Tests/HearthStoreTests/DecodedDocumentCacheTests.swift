@@ -1,0 +1,85 @@
+import Foundation
+import Synchronization
+import HearthCore
+@testable import HearthStore
+import Testing
+
+/// The cache behind rules' `get()`: exact for this process's writes, even with reads under way while a
+/// document changes, and bounded in time for anyone else's.
+@Suite struct DecodedDocumentCacheTests {
+    func put(_ path: DocumentPath, _ n: Int, in store: Store) async throws {
+        try await store.write { context in
+            let t = context.nextCommitTime()
+            try context.put(StoredDocument(path: path, data: Array(#"{"n": \#(n)}"#.utf8), createTime: t, updateTime: t),
+                            commitTime: t)
+        }
+    }
+
+    @Test func lookupsSeeEveryCommittedWrite() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-cache-" + makeAutoID()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store(configuration: .init(dataDirectory: dir))
+        defer { store.close() }
+        let path = try DocumentPath("settings/app")
+        #expect(try store.ruleLookup(path) == nil)
+        #expect(try store.ruleLookup(path) == nil)
+        try await put(path, 1, in: store)
+        #expect(try store.ruleLookup(path)?.fields["n"] == .int(1))
+        try await put(path, 2, in: store)
+        #expect(try store.ruleLookup(path)?.fields["n"] == .int(2))
+        try await store.write { context in _ = try context.delete(path, commitTime: context.nextCommitTime()) }
+        #expect(try store.ruleLookup(path) == nil)
+    }
+
+    /// Readers keep looking the document up while it changes; once a write is acknowledged, a lookup must
+    /// give that write's value, never one a reader fetched before it and cached after it.
+    @Test func readsUnderWayDuringACommitCacheNothingStale() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-cache-" + makeAutoID()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store(configuration: .init(dataDirectory: dir))
+        defer { store.close() }
+        let path = try DocumentPath("settings/app")
+        try await put(path, 0, in: store)
+        let stop = StopFlag()
+        let readers = (0..<2).map { _ in
+            Thread {
+                while !stop.isSet { _ = try? store.ruleLookup(path) }
+            }
+        }
+        readers.forEach { $0.start() }
+        defer { stop.set() }
+        for n in 1...1_000 {
+            try await put(path, n, in: store)
+            let seen = try store.ruleLookup(path)?.fields["n"]
+            #expect(seen == .int(Int64(n)), "after write \(n)")
+            if seen != .int(Int64(n)) { break }
+        }
+    }
+
+    @Test func entriesExpireAndTheCacheStaysBounded() throws {
+        let cache = DecodedDocumentCache(capacity: 4, lifetime: 20_000_000)
+        let path = try DocumentPath("a/b")
+        func doc(_ n: Int64) -> Document {
+            Document(path: path, fields: ["n": .int(n)], createTime: .now(), updateTime: .now())
+        }
+        #expect(try cache.document(at: path) { doc(1) }?.fields["n"] == .int(1))
+        #expect(try cache.document(at: path) { doc(2) }?.fields["n"] == .int(1))
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(try cache.document(at: path) { doc(3) }?.fields["n"] == .int(3))
+        // A failed read keeps nothing.
+        struct Failed: Error {}
+        let other = try DocumentPath("a/c")
+        #expect(throws: Failed.self) { try cache.document(at: other) { throw Failed() } }
+        #expect(try cache.document(at: other) { nil } == nil)
+        #expect(try cache.document(at: other) { doc(9) } == nil)
+        for k in 0..<10 { _ = try cache.document(at: try DocumentPath("x/\(k)")) { nil } }
+        #expect(cache.count <= 4)
+    }
+}
+
+/// Tells the reader threads of a test to stop.
+private final class StopFlag: Sendable {
+    private let flag = Mutex(false)
+    var isSet: Bool { flag.withLock { $0 } }
+    func set() { flag.withLock { $0 = true } }
+}
