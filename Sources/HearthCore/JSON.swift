@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A parsed JSON text. Keeps integers and doubles apart (`3` vs `3.0`) and object keys in order,
 /// which `Value`'s wire encoding needs and Foundation's parser does not give.
 public enum JSON: Sendable, Equatable {
@@ -55,14 +61,21 @@ public enum JSON: Sendable, Equatable {
 
     /// Parses UTF-8 JSON text; the whole input must be one value.
     public static func parse(_ bytes: some Collection<UInt8>) throws(HearthError) -> JSON {
-        let array = Array(bytes)
         do {
-            return try array.withUnsafeBufferPointer { buffer throws(JSONParser.Failure) in
+            // Arrays and their slices are parsed in place; other collections are copied first.
+            let parsed = try bytes.withContiguousStorageIfAvailable { buffer throws(JSONParser.Failure) in
                 var parser = JSONParser(buffer)
                 return try parser.parseDocument()
             }
-        } catch {
+            if let parsed { return parsed }
+            return try Array(bytes).withUnsafeBufferPointer { buffer throws(JSONParser.Failure) in
+                var parser = JSONParser(buffer)
+                return try parser.parseDocument()
+            }
+        } catch let error as JSONParser.Failure {
             throw .invalidArgument("malformed JSON at byte \(error.offset): \(error.reason)")
+        } catch {
+            throw .invalidArgument("malformed JSON")  // the parser throws nothing else
         }
     }
 
@@ -77,6 +90,18 @@ public enum JSON: Sendable, Equatable {
         } catch {
             throw .invalidArgument("malformed JSON at byte \(error.offset): \(error.reason)")
         }
+    }
+
+    /// The byte range of the value under `key` in a JSON object (the first, if the key repeats), or nil when
+    /// the object has no such key or the input is not an object. Steps over the other values unparsed.
+    public static func objectMember(_ key: String, in bytes: [UInt8]) -> Range<Int>? {
+        var key = key
+        return key.withUTF8 { target in
+            bytes.withUnsafeBufferPointer { buffer in
+                var parser = JSONParser(buffer)
+                return try? parser.objectMember(target)
+            }
+        } ?? nil
     }
 
     /// Parses JSON text.
@@ -246,6 +271,43 @@ struct JSONParser {
         return members
     }
 
+    /// The value range under the key whose UTF-8 is `target`, in the object that starts the input.
+    mutating func objectMember(_ target: UnsafeBufferPointer<UInt8>) throws(Failure) -> Range<Int>? {
+        skipSpace()
+        guard i < b.count, b[i] == UInt8(ascii: "{") else { throw fail("expected an object") }
+        try enter()
+        i += 1
+        skipSpace()
+        if i < b.count, b[i] == UInt8(ascii: "}") { return nil }
+        while true {
+            skipSpace()
+            guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let keyStart = i + 1
+            try skipString()
+            var matches = false
+            let raw = UnsafeBufferPointer(rebasing: b[keyStart..<(i - 1)])
+            if raw.contains(UInt8(ascii: "\\")) {
+                i = keyStart - 1
+                let key = try parseString()
+                matches = key.utf8.elementsEqual(target)
+            } else {
+                matches = raw.elementsEqual(target)
+            }
+            skipSpace()
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            i += 1
+            skipSpace()
+            let start = i
+            try skipValue()
+            if matches { return start..<i }
+            skipSpace()
+            guard i < b.count else { throw fail("unexpected end of input in an object") }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            if b[i] == UInt8(ascii: "}") { return nil }
+            throw fail("expected ',' or '}'")
+        }
+    }
+
     /// Steps over one value, checking its structure but not decoding it.
     mutating func skipValue() throws(Failure) {
         guard i < b.count else { throw fail("unexpected end of input") }
@@ -291,11 +353,20 @@ struct JSONParser {
     /// Steps over a string to just past its closing quote.
     mutating func skipString() throws(Failure) {
         i += 1
+        let base = b.baseAddress!
         while i < b.count {
-            let c = b[i]
-            if c == UInt8(ascii: "\"") { i += 1; return }
-            i += c == UInt8(ascii: "\\") ? 2 : 1
+            // The next quote; it ends the string unless an odd number of backslashes escapes it.
+            guard let found = memchr(base + i, Int32(UInt8(ascii: "\"")), b.count - i) else { break }
+            var q = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            i = q + 1
+            var backslashes = 0
+            while q > 0, b[q - 1] == UInt8(ascii: "\\") {
+                backslashes += 1
+                q -= 1
+            }
+            if backslashes % 2 == 0 { return }
         }
+        i = b.count
         throw fail("unterminated string")
     }
 
@@ -345,6 +416,18 @@ struct JSONParser {
             if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") { i += 1 }
             guard i < b.count, isDigit(b[i]) else { throw fail("expected a digit in the exponent") }
             while i < b.count, isDigit(b[i]) { i += 1 }
+        }
+        if isInteger && i - start <= 18 {
+            // Up to 18 digits (and a sign) cannot overflow: no text to make.
+            var k = start
+            let negative = b[k] == UInt8(ascii: "-")
+            if negative { k += 1 }
+            var v: Int64 = 0
+            while k < i {
+                v = v * 10 + Int64(b[k] - 48)
+                k += 1
+            }
+            return .int(negative ? -v : v)
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
         if isInteger {

@@ -141,7 +141,12 @@ extension Value {
     /// Decodes one field of a document from its wire JSON: a value that `JSON.objectMembers` found in the
     /// document's stored fields. Gives what `decodeFields` gives under that key.
     public static func decodeField(_ key: String, _ bytes: ArraySlice<UInt8>) throws(HearthError) -> Value {
-        try decodeMap([(key, JSON.parse(bytes))], field: "", depth: 0)[key]!
+        let json = try JSON.parse(bytes)
+        try validateFieldName(key, at: key)
+        if case .object(let p) = json, p.count == 1, WireTag.sentinelTags.contains(p[0].0) {
+            throw .invalidArgument("\(p[0].0) is only allowed in the data of a write (at \(key))")
+        }
+        return try Value(wire: json, field: key, depth: 0)
     }
 
     /// Writes the value's wire JSON.

@@ -133,10 +133,10 @@ extension Database {
 
     /// Turns a decision into nothing or a permission-denied error: Firestore's generic message, or in
     /// development mode the deciding rule, its expression and why it failed.
-    func enforce(_ decision: RulesDecision, _ method: RulesMethod, _ path: String) throws(HearthError) {
+    func enforce(_ decision: RulesDecision, _ method: RulesMethod, _ path: @autoclosure () -> String) throws(HearthError) {
         guard case .deny(let denial) = decision else { return }
         guard rules.dev else { throw .permissionDenied() }
-        throw .permissionDenied("Missing or insufficient permissions: \(method.rawValue) on \(path) denied: \(denial)")
+        throw .permissionDenied("Missing or insufficient permissions: \(method.rawValue) on \(path()) denied: \(denial)")
     }
 
     /// The query as rules see it in a `list`: values pinned by `==` (each value of `in`, each disjunct of

@@ -58,20 +58,25 @@ final class LazyResource: LazyMap {
     var materialized: [String: RulesValue] { materialize(["data", "id", "__name__"]) }
 }
 
-/// Document data still in its stored JSON: reading one key decodes only that field.
-final class LazyStoredFields: LazyMap {
+/// Document data still in its stored JSON: reading one key finds and decodes only that field. Data that is
+/// not a JSON object reads as an empty map.
+final class LazyStoredFields: LazyMap, @unchecked Sendable {
     let data: [UInt8]
-    let members: [(key: String, value: Range<Int>)]
+    /// Every key with its value's range, found when a rule needs all of them.
+    private var allMembers: [(key: String, value: Range<Int>)]?
 
-    /// Throws when `data` is not a JSON object.
-    init(_ data: [UInt8]) throws(HearthError) {
-        self.data = data
-        members = try JSON.objectMembers(data)
+    init(_ data: [UInt8]) { self.data = data }
+
+    private var members: [(key: String, value: Range<Int>)] {
+        if let allMembers { return allMembers }
+        let found = (try? JSON.objectMembers(data)) ?? []
+        allMembers = found
+        return found
     }
 
     subscript(key: String) -> RulesValue? {
-        guard let member = members.first(where: { $0.key == key }),
-              let value = try? Value.decodeField(key, data[member.value]) else { return nil }
+        guard let range = allMembers.map({ $0.first { $0.key == key }?.value }) ?? JSON.objectMember(key, in: data),
+              let value = try? Value.decodeField(key, data[range]) else { return nil }
         return RulesValue.lazily(value)
     }
 
@@ -82,26 +87,19 @@ final class LazyStoredFields: LazyMap {
     }
 }
 
-/// A stored document as a resource, its data decoded field by field as rules read it (a rule that never
-/// reads `resource.data` does not even look at the JSON). Data that is not a JSON object reads as missing.
-final class LazyStoredResource: LazyMap, @unchecked Sendable {
-    let stored: StoredFields
-    private var fields: LazyStoredFields??
+/// A stored document as a resource, its data decoded field by field as rules read it.
+final class LazyStoredResource: LazyMap {
+    let path: DocumentPath
+    let data: LazyStoredFields
 
-    init(_ stored: StoredFields) { self.stored = stored }
-
-    private var data: LazyStoredFields? {
-        if let fields { return fields }
-        let made = try? LazyStoredFields(stored.data)
-        fields = .some(made)
-        return made
+    init(_ stored: StoredFields) {
+        path = stored.path
+        data = LazyStoredFields(stored.data)
     }
-
-    private var path: DocumentPath { stored.path }
 
     subscript(key: String) -> RulesValue? {
         switch key {
-        case "data": return data.map { .lazy($0) }
+        case "data": return .lazy(data)
         case "id": return .string(path.id)
         case "__name__": return .path(RulesValue.documentsPrefix + path.segments)
         default: return nil

@@ -17,7 +17,9 @@ import Testing
             let members = try JSON.objectMembers(data)
             #expect(members.map(\.key).sorted() == fields.keys.sorted())
             let whole = try Value.decodeFields(JSON.parse(data))
+            #expect(JSON.objectMember("absent", in: data) == nil)
             for member in members {
+                #expect(JSON.objectMember(member.key, in: data) == member.value, "round \(round), field \(member.key)")
                 let one = try Value.decodeField(member.key, data[member.value])
                 #expect(one == whole[member.key]!, "round \(round), field \(member.key)")
             }
@@ -32,6 +34,31 @@ import Testing
         #expect(String(decoding: data[members[0].value], as: UTF8.self) == #"[1, {"b": "x\"y"}, []]"#)
         #expect(String(decoding: data[members[1].value], as: UTF8.self) == #""\\""#)
         #expect(try Value.decodeField("n", data[members[2].value]) == .double(-1500))
+        #expect(JSON.objectMember("s\"k", in: data) == members[1].value)
+        #expect(JSON.objectMember("z", in: data) == members[4].value)
+        #expect(JSON.objectMember("b", in: data) == nil)  // nested keys are not members
+        #expect(JSON.objectMember("a", in: Array("{}".utf8)) == nil)
+        #expect(JSON.objectMember("a", in: Array("[1]".utf8)) == nil)
+        #expect(JSON.objectMember("a", in: Array(#"{"x": [1, "#.utf8)) == nil)
+    }
+
+    /// Short integers are read without making text; every length up to the 64-bit edges reads exactly.
+    @Test func integersParseExactlyAtEveryLength() throws {
+        var r = RandomValues(seed: 0x494E_54)
+        for digits in 1...19 {
+            for _ in 0..<50 {
+                var text = String(r.int(1...9)) + (1..<digits).map { _ in String(r.int(0...9)) }.joined()
+                if r.chance(0.5) { text = "-" + text }
+                guard let expected = Int64(text) else { continue }
+                #expect(try JSON.parse(text) == .int(expected), "\(text)")
+            }
+        }
+        for text in ["0", "-0", "9223372036854775807", "-9223372036854775808", "999999999999999999", "-999999999999999999"] {
+            #expect(try JSON.parse(text) == .int(Int64(text)!))
+        }
+        #expect(throws: HearthError.self) { try JSON.parse("9223372036854775808") }
+        #expect(throws: HearthError.self) { try JSON.parse("-9223372036854775809") }
+        #expect(try JSON.parse("[1,-2,30]") == .array([.int(1), .int(-2), .int(30)]))
     }
 
     @Test(arguments: [

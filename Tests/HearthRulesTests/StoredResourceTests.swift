@@ -59,8 +59,9 @@ import Testing
         #expect(program.evaluate(request, lookup: EmptyDocumentLookup()) == .allow)
     }
 
-    @Test func storedDataThatIsNotAnObjectReadsAsMissing() throws {
-        let program = try compile(rules("match /things/{id} { allow get: if resource.data.a == 1 || resource.id == 'x'; }"))
+    @Test func storedDataThatIsNotAnObjectReadsAsEmpty() throws {
+        let program = try compile(rules(
+            "match /things/{id} { allow get: if resource.data.a == 1 || (resource.id == 'x' && resource.data.size() == 0); }"))
         var request = RulesRequest(method: .get, path: docPath("things/x"), time: testTime)
         request.storedResource = StoredFields(path: docPath("things/x"), data: Array("[1]".utf8))
         #expect(program.evaluate(request, lookup: EmptyDocumentLookup()) == .allow)
