@@ -60,17 +60,25 @@ extension Database {
     /// Decides every write of a commit inside the writer's transaction, where the stored state is known:
     /// `set` is a create or an update by existence, `request.resource` is the document after merges and
     /// transforms at the commit time (so `serverTimestamp` equals `request.time`), and `getAfter` sees the
-    /// whole batch. Any denied write denies the commit.
+    /// whole batch. Any denied write denies the commit. Returns the stored state of each document it read
+    /// (nil when missing), for the commit to apply its writes to without reading them again.
+    @discardableResult
     func authorizeWrites(_ writes: [Write], commitTime: Timestamp, identity: Identity, program: RulesProgram,
-                         context: WriteContext) throws {
+                         context: WriteContext) throws -> [DocumentPath: Document?] {
         let reader = context.reader
+        var stored: [DocumentPath: Document?] = [:]
         var after: [DocumentPath: Document?] = [:]
         var requests: [RulesRequest] = []
         requests.reserveCapacity(writes.count)
         let auth = RulesAuth(identity)
         for write in writes {
             let before: Document?
-            if let known = after[write.path] { before = known } else { before = try reader.document(at: write.path)?.decoded() }
+            if let known = after[write.path] {
+                before = known
+            } else {
+                before = try reader.document(at: write.path)?.decoded()
+                stored[write.path] = .some(before)
+            }
             switch write.kind {
             case .verify:
                 requests.append(RulesRequest(method: .get, path: write.path, auth: auth, time: commitTime, resource: before))
@@ -90,12 +98,13 @@ extension Database {
                 after[write.path] = .some(written)
             }
         }
-        let lookup = BatchDocumentLookup(reader: reader, after: after)
+        let lookup = BatchDocumentLookup(context: context, after: after)
         let decisions = requests.count == 1 ? [program.evaluate(requests[0], lookup: lookup)]
             : program.evaluateBatch(requests, lookup: lookup)
         for (request, decision) in zip(requests, decisions) {
             try enforce(decision, request.method, request.path.description)
         }
+        return stored
     }
 
     /// Decides a recursive delete: the document and every document below it must each be deletable.
@@ -104,7 +113,7 @@ extension Database {
         let reader = context.reader
         var after: [DocumentPath: Document?] = [:]
         for path in paths { after[path] = .some(nil) }
-        let lookup = BatchDocumentLookup(reader: reader, after: after)
+        let lookup = BatchDocumentLookup(context: context, after: after)
         let auth = RulesAuth(identity)
         for path in paths {
             let request = RulesRequest(method: .delete, path: path, auth: auth, time: commitTime,
@@ -197,16 +206,16 @@ struct StoreDocumentLookup: RulesDocumentLookup {
 /// `get`/`exists` and `getAfter`/`existsAfter` for a commit, on the writer's connection: the state before the
 /// batch and the state after all of its writes. Used only on the writer thread, during one job.
 final class BatchDocumentLookup: RulesDocumentLookup, @unchecked Sendable {
-    let reader: ReadContext
+    let context: WriteContext
     let after: [DocumentPath: Document?]
 
-    init(reader: ReadContext, after: [DocumentPath: Document?]) {
-        self.reader = reader
+    init(context: WriteContext, after: [DocumentPath: Document?]) {
+        self.context = context
         self.after = after
     }
 
     func get(_ path: DocumentPath) throws -> Document? {
-        try reader.document(at: path)?.decoded()
+        try context.ruleLookup(path)
     }
 
     func getAfter(_ path: DocumentPath) throws -> Document? {

@@ -91,8 +91,10 @@ public final class Database: Sendable {
         return try await store.write { context in
             let commitTime = context.nextCommitTime()
             let writes = try build(commitTime)
+            var stored: [DocumentPath: Document?] = [:]
             if let program {
-                try self.authorizeWrites(writes, commitTime: commitTime, identity: identity, program: program, context: context)
+                stored = try self.authorizeWrites(writes, commitTime: commitTime, identity: identity, program: program,
+                                                  context: context)
             }
             if let reads {
                 for (path, version) in reads {
@@ -103,7 +105,7 @@ public final class Database: Sendable {
                     }
                 }
             }
-            return try Self.apply(writes, commitTime: commitTime, in: context)
+            return try Self.apply(writes, commitTime: commitTime, in: context, stored: stored)
         }
     }
 
@@ -136,7 +138,9 @@ public final class Database: Sendable {
 
     /// Applies writes inside the writer's transaction; several writes to one document collapse into one
     /// stored change.
-    static func apply(_ writes: [Write], commitTime: Timestamp, in context: WriteContext) throws -> CommitResult {
+    /// `stored` holds documents already read in this transaction (nil when missing), which need no new read.
+    static func apply(_ writes: [Write], commitTime: Timestamp, in context: WriteContext,
+                      stored: [DocumentPath: Document?] = [:]) throws -> CommitResult {
         var state: [DocumentPath: (Document, StoredDocument)?] = [:]
         var order: [DocumentPath] = []
         // The fields stored before this commit (nil: missing), so index maintenance touches only what changed.
@@ -148,7 +152,9 @@ public final class Database: Sendable {
             if let cached = state[write.path] {
                 existing = cached?.0
             } else {
-                existing = try context.reader.document(at: write.path)?.decoded()
+                if let known = stored[write.path] { existing = known } else {
+                    existing = try context.reader.document(at: write.path)?.decoded()
+                }
                 if original[write.path] == nil { original[write.path] = .some(existing?.fields) }
             }
             let (outcome, transformResults) = try write.apply(to: existing, commitTime: commitTime)

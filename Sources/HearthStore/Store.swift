@@ -295,6 +295,8 @@ final class WriterState: @unchecked Sendable {
     let composites: CompositeIndexes
     let maxIndexEntries: Int
     let documentCache: DecodedDocumentCache
+    /// Documents changed by the batch under way (committed or not): the cache does not speak for them.
+    var batchChanged: Set<DocumentPath> = []
 
     init(connection: SQLiteConnection, retention: Int, composites: CompositeIndexes, maxIndexEntries: Int,
          documentCache: DecodedDocumentCache) throws {
@@ -319,6 +321,8 @@ final class WriterState: @unchecked Sendable {
         var states: [WriteJobState] = []
         states.reserveCapacity(jobs.count)
         var changes: [ChangeRecord] = []
+        batchChanged.removeAll(keepingCapacity: true)
+        defer { batchChanged.removeAll(keepingCapacity: true) }
         do {
             try connection.prepare("BEGIN IMMEDIATE").run()
         } catch {

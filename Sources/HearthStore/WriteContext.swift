@@ -15,6 +15,13 @@ public final class WriteContext {
     /// Reads in this transaction (seeing writes made earlier in it).
     public var reader: ReadContext { ReadContext(connection: connection, composites: writer.composites) }
 
+    /// The decoded document at `path` as this transaction sees it, for a security rule's `get()`: from the
+    /// store's cache of decoded documents unless this batch of commits has changed it.
+    public func ruleLookup(_ path: DocumentPath) throws -> Document? {
+        if writer.batchChanged.contains(path) { return try reader.document(at: path)?.decoded() }
+        return try writer.documentCache.document(at: path) { try reader.document(at: path)?.decoded() }
+    }
+
     /// A commit time later than every earlier commit's.
     public func nextCommitTime() -> Timestamp { writer.nextCommitTime() }
 
@@ -75,6 +82,7 @@ public final class WriteContext {
             s.bindNull(3); s.bindNull(4); s.bindNull(5)
         }
         try s.run()
+        writer.batchChanged.insert(path)
         changes.append(ChangeRecord(sequence: connection.lastInsertRowID, commitTime: commitTime, path: path, document: document))
     }
 }

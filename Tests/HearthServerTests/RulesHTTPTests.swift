@@ -103,6 +103,41 @@ import Testing
         }
     }
 
+    /// A document that rules read with `get()` on every request decides each request by its latest
+    /// committed state, on reads (answered on the event loop) and on writes, however often it changes.
+    @Test func rulesSeeEachChangeOfTheDocumentsTheyGet() async throws {
+        let file = try Self.writeRules("""
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                function open() { return get(/databases/$(database)/documents/settings/app).data.open == true; }
+                match /notes/{id} {
+                  allow get: if open() && resource.data.shown == true;
+                  allow create: if open();
+                }
+              }
+            }
+            """)
+        try await TestServer.with(configure: { $0.rulesFile = file }) { _, client in
+            #expect(try await client.put("/v1/docs/notes/n", #"{"shown": true}"#).status == 200)
+            for round in 0..<20 {
+                let open = round % 3 != 1
+                #expect(try await client.put("/v1/docs/settings/app", #"{"open": \#(open)}"#).status == 200)
+                let read = try await client.get("/v1/docs/notes/n", as: .nobody)
+                #expect(read.status == (open ? 200 : 403), "round \(round): \(read.text)")
+                let create = try await client.post("/v1/docs/notes", #"{"shown": false}"#, as: .nobody)
+                #expect(create.status == (open ? 201 : 403), "round \(round): \(create.text)")
+                // Flipped again by a commit of several writes.
+                let commit = try await client.post("/v1/commit", """
+                    {"writes": [{"set": "settings/app", "data": {"open": \(!open)}}, {"create": "notes/c\(round)", "data": {}}]}
+                    """)
+                #expect(commit.status == 200)
+                let guest = try await client.post("/v1/docs/notes", "{}", as: .nobody)
+                #expect(guest.status == (!open ? 201 : 403), "round \(round) after the commit: \(guest.text)")
+            }
+        }
+    }
+
     @Test func readsUnderATransactionAreChecked() async throws {
         let file = try Self.writeRules(Self.rules)
         try await TestServer.with(configure: { $0.rulesFile = file }) { _, client in

@@ -31,6 +31,27 @@ import Testing
         #expect(try store.ruleLookup(path) == nil)
     }
 
+    /// Inside a batch of commits, a rule sees the batch's own earlier writes, not the cached committed state.
+    @Test func writesOfTheBatchUnderWayAreSeenByItsLookups() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-cache-" + makeAutoID()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store(configuration: .init(dataDirectory: dir))
+        defer { store.close() }
+        let path = try DocumentPath("settings/app")
+        try await put(path, 1, in: store)
+        #expect(try store.ruleLookup(path)?.fields["n"] == .int(1))
+        let (before, after) = try await store.write { context in
+            let before = try context.ruleLookup(path)?.fields["n"]
+            let t = context.nextCommitTime()
+            try context.put(StoredDocument(path: path, data: Array(#"{"n": 2}"#.utf8), createTime: t, updateTime: t),
+                            commitTime: t)
+            return (before, try context.ruleLookup(path)?.fields["n"])
+        }
+        #expect(before == .int(1))
+        #expect(after == .int(2))
+        #expect(try store.ruleLookup(path)?.fields["n"] == .int(2))
+    }
+
     /// Readers keep looking the document up while it changes; once a write is acknowledged, a lookup must
     /// give that write's value, never one a reader fetched before it and cached after it.
     @Test func readsUnderWayDuringACommitCacheNothingStale() async throws {
