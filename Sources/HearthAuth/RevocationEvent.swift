@@ -20,7 +20,16 @@ public struct RevocationEvent: Sendable, Hashable {
         /// Not a revocation: claims, email or verification changed. Sessions stay valid, but an identity a
         /// listener captured earlier is stale and should be fetched again with `authenticate`.
         case identityChanged = "identity-changed"
+        /// Not a revocation: news of some revocations was lost (a subscriber fell too far behind, or the
+        /// revocation log was trimmed past what a watcher had read), so every session, of any account, must
+        /// be looked up again; those that no longer work end with `sessionEnded`.
+        case sessionsUnknown = "sessions-unknown"
+        /// A session found not to work any more when sessions were looked up again after `sessionsUnknown`.
+        case sessionEnded = "session-ended"
     }
+
+    /// Every session of every account must be looked up again (see `Reason.sessionsUnknown`).
+    public static let sessionsUnknown = RevocationEvent(uid: "", sessionIDs: nil, reason: .sessionsUnknown)
 
     /// Whose sessions.
     public var uid: String
@@ -38,10 +47,11 @@ public struct RevocationEvent: Sendable, Hashable {
 
     /// True when the event concerns a listener opened by this session of this account.
     public func affects(sessionID: String, uid: String) -> Bool {
+        if reason == .sessionsUnknown { return true }
         guard uid == self.uid else { return false }
         return sessionIDs.map { $0.contains(sessionID) } ?? true
     }
 
     /// True when the sessions concerned no longer work (every reason but `identityChanged`).
-    public var revokes: Bool { reason != .identityChanged }
+    public var revokes: Bool { reason != .identityChanged && reason != .sessionsUnknown }
 }

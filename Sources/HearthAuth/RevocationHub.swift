@@ -1,12 +1,19 @@
 /// Fans revocation events out to every subscriber, synchronously at publish time, so a listener learns
 /// of a revoked session before the revoking call returns.
 public final class RevocationHub: Sendable {
-    private struct State {
-        var nextID = 0
-        var subscribers: [Int: AsyncStream<RevocationEvent>.Continuation] = [:]
+    private struct Subscriber {
+        let continuation: AsyncStream<RevocationEvent>.Continuation
+        /// Events yielded since the last `sessionsUnknown` this subscriber was given (nil: none yet). While
+        /// fewer than the buffer holds, that one is still waiting in its buffer.
+        var sinceLookUpAgain: Int?
     }
 
-    /// Events a slow subscriber may fall behind by before the oldest are dropped.
+    private struct State {
+        var nextID = 0
+        var subscribers: [Int: Subscriber] = [:]
+    }
+
+    /// Events a slow subscriber may fall behind by before the oldest are dropped (see `publish`).
     public static let bufferLimit = 4_096
 
     private let state = Locked(State())
@@ -20,7 +27,7 @@ public final class RevocationHub: Sendable {
             bufferingPolicy: .bufferingNewest(RevocationHub.bufferLimit))
         let id = state.withLock { s in
             s.nextID += 1
-            s.subscribers[s.nextID] = continuation
+            s.subscribers[s.nextID] = Subscriber(continuation: continuation)
             return s.nextID
         }
         continuation.onTermination = { [weak self] _ in
@@ -29,10 +36,22 @@ public final class RevocationHub: Sendable {
         return stream
     }
 
-    /// Delivers an event to every subscriber.
+    /// Delivers an event to every subscriber. A subscriber too far behind to take it loses its oldest
+    /// events, and is then told to look every session up again (`RevocationEvent.sessionsUnknown`), so
+    /// that no revocation is missed.
     public func publish(_ event: RevocationEvent) {
-        let subscribers = state.withLock { Array($0.subscribers.values) }
-        for continuation in subscribers { continuation.yield(event) }
+        state.withLock { s in
+            for (id, var subscriber) in s.subscribers {
+                let dropped: Bool
+                if case .dropped = subscriber.continuation.yield(event) { dropped = true } else { dropped = false }
+                subscriber.sinceLookUpAgain = subscriber.sinceLookUpAgain.map { $0 + 1 }
+                if dropped, (subscriber.sinceLookUpAgain ?? .max) >= Self.bufferLimit - 1 {
+                    subscriber.continuation.yield(.sessionsUnknown)
+                    subscriber.sinceLookUpAgain = 0
+                }
+                s.subscribers[id] = subscriber
+            }
+        }
     }
 
     /// Subscribers right now.

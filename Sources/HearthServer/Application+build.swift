@@ -69,7 +69,13 @@ public func buildApplication(
     QueryRoutes(database: database).register(on: router)
     let feed = ChangeFeed(database: database, configuration: configuration.listen,
                           revocations: accounts.auth.revocations,
-                          identities: { [auth = accounts.auth] session in try? await auth.currentIdentity(sessionID: session.sessionID) },
+                          identities: { [auth = accounts.auth] session in
+                              // nil: the session no longer works; thrown: it could not be looked up.
+                              do { return try await auth.currentIdentity(sessionID: session.sessionID) } catch {
+                                  if (error as? HearthError)?.code == .unauthenticated { return nil }
+                                  throw error
+                              }
+                          },
                           logger: logger)
     let listen = ListenEndpoint(feed: feed) { [auth = accounts.auth] token async throws(HearthError) -> (Identity, ListenSession?) in
         if adminKey.matches(token) { return (.admin, nil) }

@@ -15,7 +15,8 @@ import ServiceLifecycle
 /// poll twice a second, and proportional to what changed rather than to the sessions or listeners open.
 /// This process's own revocations come back too, already published; publishing them again ends nothing
 /// new (a revoked session never works again), except a listener whose connection authenticated just before
-/// the revocation and was missed by the first announcement.
+/// the revocation and was missed by the first announcement. If the log was trimmed past the last row read
+/// (it keeps 10,000), the watcher has every listener's session looked up again.
 struct RevocationWatcher: Service {
     let storage: SQLiteAuthStorage
     let hub: RevocationHub
@@ -40,6 +41,14 @@ struct RevocationWatcher: Service {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             var full = false
             do {
+                if let oldest = try storage.oldestRevocationSequence(), oldest > last + 1 {
+                    // Rows this watcher had not read were trimmed (more than the log keeps came in between two
+                    // looks): every listener's session is looked up again instead.
+                    logger.warning("revocations were trimmed from the log before they were read; checking every listener's session",
+                                   metadata: ["missed": "\(oldest - last - 1)"])
+                    hub.publish(.sessionsUnknown)
+                    last = oldest - 1
+                }
                 let rows = try storage.revocations(after: last, limit: Self.batchSize)
                 for row in rows { hub.publish(row.event) }
                 if let newest = rows.last?.sequence {

@@ -285,6 +285,14 @@ public final class SQLiteAuthStorage: AuthStorage, ImmediateSessionLookup {
         }
     }
 
+    /// The sequence number of the oldest revocation the log still holds (nil when it is empty). The log keeps
+    /// its newest 10,000 rows: a reader whose last row is older than this one less has missed some.
+    public func oldestRevocationSequence() throws(HearthError) -> Int64? {
+        // Sequence numbers start at 1; an empty log gives NULL, read as 0.
+        let oldest = try pointReading { c in try c.scalarInt("SELECT coalesce(min(seq), 0) FROM auth_revocations") } ?? 0
+        return oldest == 0 ? nil : oldest
+    }
+
     /// Sessions that stopped working after `sequence`, as logged by any process on this file, oldest first,
     /// at most `limit`, each with its sequence number. Consecutive rows of one account and reason make one
     /// event.

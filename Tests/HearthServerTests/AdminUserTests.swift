@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthServer
+import HearthStore
 import HearthTesting
 import Testing
 
@@ -120,6 +121,47 @@ import Testing
             #expect(delete.status == 0, "\(delete.output)")
             #expect(try await client.get("/v1/auth/me", as: .token(bob.token)).status == 401)
             #expect(try await bobListener.expect("error", timeout: .seconds(10))["code"] == .string("unauthenticated"))
+        } catch {
+            Issue.record(error)
+        }
+        await client.close()
+        server.signal(SIGTERM)
+        _ = try server.waitForExit()
+    }
+
+    /// Another process revoking more sessions between two looks than the revocation log keeps (10,000) must not
+    /// leave a revoked session's listeners open: the server notices the trimmed rows and looks every
+    /// listener's session up again.
+    @Test func revocationsTrimmedFromTheLogStillEndListeners() async throws {
+        let folder = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rules = try RulesHTTPTests.writeRules("""
+            rules_version = '2';
+            service cloud.firestore { match /databases/{d}/documents { match /notes/{id} { allow read: if request.auth != null; } } }
+            """)
+        let server = try ServerProcess.start(dataDirectory: folder, arguments: ["--rules", rules])
+        let client = server.client()
+        do {
+            let ann = try await client.signedUp("ann@example.com", "long enough password")
+            let bob = try await client.signedUp("bob@example.com", "long enough password")
+            let annListener = try await ListenClient.watching("notes/n1", port: server.port, token: ann.token)
+            let bobListener = try await ListenClient.watching("notes/n1", port: server.port, token: bob.token)
+            // As another process would: revoke Ann's session, then log 10,001 more revocations in the same
+            // transaction, so that the log no longer holds Ann's row when the server next reads it.
+            let database = try SQLiteConnection(path: folder + "/hearth.sqlite")
+            try database.execute("""
+                BEGIN IMMEDIATE;
+                UPDATE auth_sessions SET revoked_at = \(Timestamp.now().microseconds) WHERE uid = '\(ann.uid)';
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10001)
+                INSERT INTO auth_revocations(uid, session_id, reason) SELECT 'nobody', 's' || i, 'revoked-by-admin' FROM n;
+                COMMIT;
+                """)
+            #expect(try database.scalarInt("SELECT count(*) FROM auth_revocations WHERE uid = '\(ann.uid)'") == 0)
+            let frame = try await annListener.expect("error", timeout: .seconds(10))
+            #expect(frame["code"] == .string("unauthenticated"))
+            #expect(!bobListener.isClosed)
+            _ = try await client.put("/v1/docs/notes/n1", #"{"v": 1}"#)
+            _ = try await bobListener.expectChange("added", of: "notes/n1")
         } catch {
             Issue.record(error)
         }

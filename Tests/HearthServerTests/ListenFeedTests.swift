@@ -18,13 +18,15 @@ import Testing
         let task: Task<Void, any Error>
         let directory: String
 
-        init(configuration: ListenConfiguration = .init(), authorizer: ListenAuthorizer? = nil, revocations: RevocationHub? = nil) throws {
+        init(configuration: ListenConfiguration = .init(), authorizer: ListenAuthorizer? = nil, revocations: RevocationHub? = nil,
+             identities: (@Sendable (ListenSession) async throws -> Identity?)? = nil) throws {
             directory = TestServer.temporaryDirectory()
             var storeConfiguration = Store.Configuration(dataDirectory: directory)
             storeConfiguration.synchronous = .normal
             store = try Store(configuration: storeConfiguration)
             database = Database(store: store)
-            feed = ChangeFeed(database: database, configuration: configuration, authorizer: authorizer, revocations: revocations)
+            feed = ChangeFeed(database: database, configuration: configuration, authorizer: authorizer, revocations: revocations,
+                              identities: identities)
             let feed = self.feed
             task = Task { try await feed.run() }
         }
@@ -105,6 +107,58 @@ import Testing
         guard case .snapshot(let s) = try await Self.next(other) else { Issue.record("expected a snapshot"); return }
         #expect(s.changes.count == 1 && !s.initial)
         await h.stop()
+    }
+
+    /// When revocation news was lost, every connection's session is looked up again: those that no longer
+    /// work end, the others carry on, and so do those whose lookup failed (not knowing is no reason to end).
+    @Test func lostRevocationNewsHasEverySessionLookedUpAgain() async throws {
+        let hub = RevocationHub()
+        struct LookupFailed: Error {}
+        let h = try Harness(revocations: hub, identities: { session in
+            switch session.sessionID {
+            case "ended": return nil
+            case "unknown": throw LookupFailed()
+            default: return .admin
+            }
+        })
+        let ended = h.feed.connect(identity: .admin, session: ListenSession(uid: "u1", sessionID: "ended"))
+        let working = h.feed.connect(identity: .admin, session: ListenSession(uid: "u2", sessionID: "working"))
+        let unknown = h.feed.connect(identity: .admin, session: ListenSession(uid: "u3", sessionID: "unknown"))
+        for connection in [ended, working, unknown] {
+            try connection.listen(id: "a", target: .document(try DocumentPath("a/b")), resumeToken: nil)
+            _ = try await Self.next(connection)
+        }
+        while hub.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        hub.publish(.sessionsUnknown)
+        guard case .closed(let error, let code) = try await Self.next(ended) else { Issue.record("expected a close"); return }
+        #expect(error.code == .unauthenticated && code == 1008)
+        #expect(error.message.contains("session-ended"), "\(error.message)")
+        try await h.set("a/b", #"{"x": 1}"#)
+        for connection in [working, unknown] {
+            guard case .snapshot(let s) = try await Self.next(connection) else { Issue.record("expected a snapshot"); return }
+            #expect(s.changes.count == 1)
+        }
+        await h.stop()
+    }
+
+    /// A subscriber that falls further behind than the hub buffers loses its oldest events and is told to
+    /// look every session up again, last, so that no revocation goes unnoticed.
+    @Test func aSubscriberTooFarBehindIsToldToLookEverySessionUpAgain() async {
+        let hub = RevocationHub()
+        let events = hub.events()
+        for k in 0..<(RevocationHub.bufferLimit + 10) {
+            hub.publish(RevocationEvent(uid: "u\(k)", sessionIDs: nil, reason: .revokedByAdmin))
+        }
+        var received: [RevocationEvent] = []
+        for await event in events {
+            received.append(event)
+            if received.count == RevocationHub.bufferLimit { break }
+        }
+        // Once, after the first loss: the one told stays in the buffer while later events push older ones out.
+        #expect(received.filter { $0 == .sessionsUnknown }.count == 1)
+        #expect(received.suffix(10).contains(.sessionsUnknown))
+        #expect(RevocationEvent.sessionsUnknown.affects(sessionID: "any", uid: "anyone"))
+        #expect(!RevocationEvent.sessionsUnknown.revokes)
     }
 
     /// A connection is ended by the revocation of its session even before it adds a target, so that it

@@ -19,7 +19,7 @@ public final class ChangeFeed: Service, Sendable {
     let authorizer: ListenAuthorizer
     let revocations: RevocationHub?
     /// A session's identity as it is now, to follow a change of its account's claims; nil when unknown.
-    let identities: (@Sendable (ListenSession) async -> Identity?)?
+    let identities: (@Sendable (ListenSession) async throws -> Identity?)?
     let logger: Logger
     let inbox: AsyncStream<FeedMessage>.Continuation
     let messages: AsyncStream<FeedMessage>
@@ -27,7 +27,7 @@ public final class ChangeFeed: Service, Sendable {
 
     /// Starts following the database's commits; `run` processes them.
     public init(database: Database, configuration: ListenConfiguration = .init(), authorizer: ListenAuthorizer? = nil,
-                revocations: RevocationHub? = nil, identities: (@Sendable (ListenSession) async -> Identity?)? = nil,
+                revocations: RevocationHub? = nil, identities: (@Sendable (ListenSession) async throws -> Identity?)? = nil,
                 logger: Logger = Logger(label: "hearth.listen")) {
         self.database = database
         self.configuration = configuration
@@ -77,9 +77,18 @@ public final class ChangeFeed: Service, Sendable {
                     }
                 }, refresh: { connection, session in
                     guard let identities = self.identities else { return }
-                    group.addTask { [inbox] in
-                        if let identity = await identities(session) {
-                            inbox.yield(.identityChanged(connection: connection, identity: identity))
+                    group.addTask { [inbox, logger] in
+                        do {
+                            if let identity = try await identities(session) {
+                                inbox.yield(.identityChanged(connection: connection, identity: identity))
+                            } else {
+                                // The session no longer works (revoked, or its account disabled or gone).
+                                inbox.yield(.revoke(RevocationEvent(uid: session.uid, sessionIDs: [session.sessionID],
+                                                                    reason: .sessionEnded)))
+                            }
+                        } catch {
+                            // Not knowing is not a reason to end a listener; the next news looks again.
+                            logger.warning("looking a listener's session up failed", metadata: ["error": "\(error)"])
                         }
                     }
                 }, reauthorize: { subscribers in
