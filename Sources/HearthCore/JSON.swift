@@ -216,16 +216,9 @@ struct JSONParser {
             guard keys.insert(key, among: pairs.lazy.map(\.0)) else {
                 throw Failure(offset: keyStart, reason: "duplicate key \"\(key)\"")
             }
-            skipSpace()
-            guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            i += 1
-            skipSpace()
+            try colon()
             pairs.append((key, try parseValue()))
-            skipSpace()
-            guard i < b.count else { throw fail("unexpected end of input in an object") }
-            if b[i] == UInt8(ascii: ",") { i += 1; continue }
-            if b[i] == UInt8(ascii: "}") { i += 1; break }
-            throw fail("expected ',' or '}'")
+            if try !another(before: UInt8(ascii: "}")) { break }
         }
         depth -= 1
         return .object(pairs)
@@ -233,39 +226,17 @@ struct JSONParser {
 
     /// The members of the object that is the whole input, as keys and value ranges.
     mutating func objectMembers() throws(Failure) -> [(key: String, value: Range<Int>)] {
-        skipSpace()
-        guard i < b.count, b[i] == UInt8(ascii: "{") else { throw fail("expected an object") }
-        try enter()
-        i += 1
         var members: [(key: String, value: Range<Int>)] = []
         var keys = DistinctKeys()
-        skipSpace()
-        if i < b.count, b[i] == UInt8(ascii: "}") {
-            i += 1
-        } else {
-            while true {
-                skipSpace()
-                guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-                let keyStart = i
-                let key = try parseString()
-                guard keys.insert(key, among: members.lazy.map(\.key)) else {
-                    throw Failure(offset: keyStart, reason: "duplicate key \"\(key)\"")
-                }
-                skipSpace()
-                guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                i += 1
-                skipSpace()
-                let start = i
-                try skipValue()
-                members.append((key, start..<i))
-                skipSpace()
-                guard i < b.count else { throw fail("unexpected end of input in an object") }
-                if b[i] == UInt8(ascii: ",") { i += 1; continue }
-                if b[i] == UInt8(ascii: "}") { i += 1; break }
-                throw fail("expected ',' or '}'")
+        let buffer = b
+        try walkObject { quoted, value throws(Failure) in
+            let key = try Self.key(quoted, in: buffer)
+            guard keys.insert(key, among: members.lazy.map(\.key)) else {
+                throw Failure(offset: quoted.lowerBound, reason: "duplicate key \"\(key)\"")
             }
+            members.append((key, value))
+            return true
         }
-        depth -= 1
         skipSpace()
         guard i == b.count else { throw fail("unexpected data after the value") }
         return members
@@ -273,39 +244,71 @@ struct JSONParser {
 
     /// The value range under the key whose UTF-8 is `target`, in the object that starts the input.
     mutating func objectMember(_ target: UnsafeBufferPointer<UInt8>) throws(Failure) -> Range<Int>? {
+        var found: Range<Int>?
+        let buffer = b
+        try walkObject { quoted, value throws(Failure) in
+            // Keys without escapes are compared as they are, without making a string.
+            let raw = UnsafeBufferPointer(rebasing: buffer[(quoted.lowerBound + 1)..<(quoted.upperBound - 1)])
+            let matches = raw.contains(UInt8(ascii: "\\")) ? try Self.key(quoted, in: buffer).utf8.elementsEqual(target)
+                : raw.elementsEqual(target)
+            if matches { found = value }
+            return !matches
+        }
+        return found
+    }
+
+    /// Walks the members of the object that starts the input, stepping over their values: `visit` gets each
+    /// key's range (quotes included) and its value's range, and stops the walk by returning false.
+    mutating func walkObject(_ visit: (_ key: Range<Int>, _ value: Range<Int>) throws(Failure) -> Bool) throws(Failure) {
         skipSpace()
         guard i < b.count, b[i] == UInt8(ascii: "{") else { throw fail("expected an object") }
         try enter()
         i += 1
         skipSpace()
-        if i < b.count, b[i] == UInt8(ascii: "}") { return nil }
+        if i < b.count, b[i] == UInt8(ascii: "}") {
+            i += 1
+            depth -= 1
+            return
+        }
         while true {
             skipSpace()
             guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-            let keyStart = i + 1
+            let keyStart = i
             try skipString()
-            var matches = false
-            let raw = UnsafeBufferPointer(rebasing: b[keyStart..<(i - 1)])
-            if raw.contains(UInt8(ascii: "\\")) {
-                i = keyStart - 1
-                let key = try parseString()
-                matches = key.utf8.elementsEqual(target)
-            } else {
-                matches = raw.elementsEqual(target)
-            }
-            skipSpace()
-            guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            i += 1
-            skipSpace()
+            let key = keyStart..<i
+            try colon()
             let start = i
             try skipValue()
-            if matches { return start..<i }
-            skipSpace()
-            guard i < b.count else { throw fail("unexpected end of input in an object") }
-            if b[i] == UInt8(ascii: ",") { i += 1; continue }
-            if b[i] == UInt8(ascii: "}") { return nil }
-            throw fail("expected ',' or '}'")
+            guard try visit(key, start..<i) else { return }
+            if try !another(before: UInt8(ascii: "}")) { break }
         }
+        depth -= 1
+    }
+
+    /// The ':' after an object's key, with the space around it.
+    mutating func colon() throws(Failure) {
+        skipSpace()
+        guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+        i += 1
+        skipSpace()
+    }
+
+    /// What follows a member of an object or an element of an array: true past a ',' (another comes), false
+    /// past `close` (the end).
+    mutating func another(before close: UInt8) throws(Failure) -> Bool {
+        let container = close == UInt8(ascii: "}") ? "an object" : "an array"
+        skipSpace()
+        guard i < b.count else { throw fail("unexpected end of input in \(container)") }
+        if b[i] == UInt8(ascii: ",") { i += 1; return true }
+        if b[i] == close { i += 1; return false }
+        throw fail(close == UInt8(ascii: "}") ? "expected ',' or '}'" : "expected ',' or ']'")
+    }
+
+    /// The text of the key whose quoted form spans `quoted` in `buffer`.
+    static func key(_ quoted: Range<Int>, in buffer: UnsafeBufferPointer<UInt8>) throws(Failure) -> String {
+        var parser = JSONParser(buffer)
+        parser.i = quoted.lowerBound
+        return try parser.parseString()
     }
 
     /// Steps over one value, checking its structure but not decoding it.
@@ -328,17 +331,10 @@ struct JSONParser {
                 if isObject {
                     guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
                     try skipString()
-                    skipSpace()
-                    guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                    i += 1
-                    skipSpace()
+                    try colon()
                 }
                 try skipValue()
-                skipSpace()
-                guard i < b.count else { throw fail("unexpected end of input") }
-                if b[i] == UInt8(ascii: ",") { i += 1; continue }
-                if b[i] == close { i += 1; break }
-                throw fail(isObject ? "expected ',' or '}'" : "expected ',' or ']'")
+                if try !another(before: close) { break }
             }
             depth -= 1
         case UInt8(ascii: "\""): try skipString()
@@ -383,11 +379,7 @@ struct JSONParser {
         while true {
             skipSpace()
             items.append(try parseValue())
-            skipSpace()
-            guard i < b.count else { throw fail("unexpected end of input in an array") }
-            if b[i] == UInt8(ascii: ",") { i += 1; continue }
-            if b[i] == UInt8(ascii: "]") { i += 1; break }
-            throw fail("expected ',' or ']'")
+            if try !another(before: UInt8(ascii: "]")) { break }
         }
         depth -= 1
         return .array(items)

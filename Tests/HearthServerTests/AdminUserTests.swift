@@ -83,15 +83,7 @@ import Testing
     /// the server at once: requests with the revoked tokens fail, and the live listeners those sessions opened
     /// end with `unauthenticated` within about a second, while other accounts' listeners carry on.
     @Test func commandLineRevocationsEndListenersOfARunningServer() async throws {
-        let folder = TestServer.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let rules = try RulesHTTPTests.writeRules("""
-            rules_version = '2';
-            service cloud.firestore { match /databases/{d}/documents { match /notes/{id} { allow read: if request.auth != null; } } }
-            """)
-        let server = try ServerProcess.start(dataDirectory: folder, arguments: ["--rules", rules])
-        let client = server.client()
-        do {
+        try await Self.withNotesServer { folder, server, client in
             let ann = try await client.signedUp("ann@example.com", "long enough password")
             let annAgain = try await client.loggedIn("ann@example.com", "long enough password")
             let bob = try await client.signedUp("bob@example.com", "long enough password")
@@ -121,27 +113,14 @@ import Testing
             #expect(delete.status == 0, "\(delete.output)")
             #expect(try await client.get("/v1/auth/me", as: .token(bob.token)).status == 401)
             #expect(try await bobListener.expect("error", timeout: .seconds(10))["code"] == .string("unauthenticated"))
-        } catch {
-            Issue.record(error)
         }
-        await client.close()
-        server.signal(SIGTERM)
-        _ = try server.waitForExit()
     }
 
     /// Another process revoking more sessions between two looks than the revocation log keeps (10,000) must not
     /// leave a revoked session's listeners open: the server notices the trimmed rows and looks every
     /// listener's session up again.
     @Test func revocationsTrimmedFromTheLogStillEndListeners() async throws {
-        let folder = TestServer.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let rules = try RulesHTTPTests.writeRules("""
-            rules_version = '2';
-            service cloud.firestore { match /databases/{d}/documents { match /notes/{id} { allow read: if request.auth != null; } } }
-            """)
-        let server = try ServerProcess.start(dataDirectory: folder, arguments: ["--rules", rules])
-        let client = server.client()
-        do {
+        try await Self.withNotesServer { folder, server, client in
             let ann = try await client.signedUp("ann@example.com", "long enough password")
             let bob = try await client.signedUp("bob@example.com", "long enough password")
             let annListener = try await ListenClient.watching("notes/n1", port: server.port, token: ann.token)
@@ -162,6 +141,23 @@ import Testing
             #expect(!bobListener.isClosed)
             _ = try await client.put("/v1/docs/notes/n1", #"{"v": 1}"#)
             _ = try await bobListener.expectChange("added", of: "notes/n1")
+        }
+    }
+
+    /// Runs `body` against a real `hearth serve` on a fresh data folder whose rules let signed-in users read
+    /// `notes`, then stops the server.
+    static func withNotesServer(_ body: (_ folder: String, _ server: ServerProcess, _ client: HearthClient) async throws -> Void)
+        async throws {
+        let folder = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rules = try RulesHTTPTests.writeRules("""
+            rules_version = '2';
+            service cloud.firestore { match /databases/{d}/documents { match /notes/{id} { allow read: if request.auth != null; } } }
+            """)
+        let server = try ServerProcess.start(dataDirectory: folder, arguments: ["--rules", rules])
+        let client = server.client()
+        do {
+            try await body(folder, server, client)
         } catch {
             Issue.record(error)
         }

@@ -8,72 +8,62 @@ import Testing
 /// document changes, and bounded in time for anyone else's.
 @Suite struct DecodedDocumentCacheTests {
     func put(_ path: DocumentPath, _ n: Int, in store: Store) async throws {
-        try await store.write { context in
-            let t = context.nextCommitTime()
-            try context.put(StoredDocument(path: path, data: Array(#"{"n": \#(n)}"#.utf8), createTime: t, updateTime: t),
-                            commitTime: t)
-        }
+        try await HearthStoreTests.put(path.description, #"{"n": \#(n)}"#, in: store)
     }
 
     @Test func lookupsSeeEveryCommittedWrite() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-cache-" + makeAutoID()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try Store(configuration: .init(dataDirectory: dir))
-        defer { store.close() }
-        let path = try DocumentPath("settings/app")
-        #expect(try store.ruleLookup(path) == nil)
-        #expect(try store.ruleLookup(path) == nil)
-        try await put(path, 1, in: store)
-        #expect(try store.ruleLookup(path)?.fields["n"] == .int(1))
-        try await put(path, 2, in: store)
-        #expect(try store.ruleLookup(path)?.fields["n"] == .int(2))
-        try await store.write { context in _ = try context.delete(path, commitTime: context.nextCommitTime()) }
-        #expect(try store.ruleLookup(path) == nil)
+        try await withTemporaryStore { store in
+            let path = try DocumentPath("settings/app")
+            #expect(try store.ruleLookup(path) == nil)
+            #expect(try store.ruleLookup(path) == nil)
+            try await put(path, 1, in: store)
+            #expect(try store.ruleLookup(path)?.fields["n"] == .int(1))
+            try await put(path, 2, in: store)
+            #expect(try store.ruleLookup(path)?.fields["n"] == .int(2))
+            try await store.write { context in _ = try context.delete(path, commitTime: context.nextCommitTime()) }
+            #expect(try store.ruleLookup(path) == nil)
+        }
     }
 
     /// Inside a batch of commits, a rule sees the batch's own earlier writes, not the cached committed state.
     @Test func writesOfTheBatchUnderWayAreSeenByItsLookups() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-cache-" + makeAutoID()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try Store(configuration: .init(dataDirectory: dir))
-        defer { store.close() }
-        let path = try DocumentPath("settings/app")
-        try await put(path, 1, in: store)
-        #expect(try store.ruleLookup(path)?.fields["n"] == .int(1))
-        let (before, after) = try await store.write { context in
-            let before = try context.ruleLookup(path)?.fields["n"]
-            let t = context.nextCommitTime()
-            try context.put(StoredDocument(path: path, data: Array(#"{"n": 2}"#.utf8), createTime: t, updateTime: t),
-                            commitTime: t)
-            return (before, try context.ruleLookup(path)?.fields["n"])
+        try await withTemporaryStore { store in
+            let path = try DocumentPath("settings/app")
+            try await put(path, 1, in: store)
+            #expect(try store.ruleLookup(path)?.fields["n"] == .int(1))
+            let (before, after) = try await store.write { context in
+                let before = try context.ruleLookup(path)?.fields["n"]
+                let t = context.nextCommitTime()
+                try context.put(StoredDocument(path: path, data: Array(#"{"n": 2}"#.utf8), createTime: t, updateTime: t),
+                                commitTime: t)
+                return (before, try context.ruleLookup(path)?.fields["n"])
+            }
+            #expect(before == .int(1))
+            #expect(after == .int(2))
+            #expect(try store.ruleLookup(path)?.fields["n"] == .int(2))
         }
-        #expect(before == .int(1))
-        #expect(after == .int(2))
-        #expect(try store.ruleLookup(path)?.fields["n"] == .int(2))
     }
 
     /// Readers keep looking the document up while it changes; once a write is acknowledged, a lookup must
     /// give that write's value, never one a reader fetched before it and cached after it.
     @Test func readsUnderWayDuringACommitCacheNothingStale() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-cache-" + makeAutoID()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try Store(configuration: .init(dataDirectory: dir))
-        defer { store.close() }
-        let path = try DocumentPath("settings/app")
-        try await put(path, 0, in: store)
-        let stop = StopFlag()
-        let readers = (0..<2).map { _ in
-            Thread {
-                while !stop.isSet { _ = try? store.ruleLookup(path) }
+        try await withTemporaryStore { store in
+            let path = try DocumentPath("settings/app")
+            try await put(path, 0, in: store)
+            let stop = StopFlag()
+            let readers = (0..<2).map { _ in
+                Thread {
+                    while !stop.isSet { _ = try? store.ruleLookup(path) }
+                }
             }
-        }
-        readers.forEach { $0.start() }
-        defer { stop.set() }
-        for n in 1...1_000 {
-            try await put(path, n, in: store)
-            let seen = try store.ruleLookup(path)?.fields["n"]
-            #expect(seen == .int(Int64(n)), "after write \(n)")
-            if seen != .int(Int64(n)) { break }
+            readers.forEach { $0.start() }
+            defer { stop.set() }
+            for n in 1...1_000 {
+                try await put(path, n, in: store)
+                let seen = try store.ruleLookup(path)?.fields["n"]
+                #expect(seen == .int(Int64(n)), "after write \(n)")
+                if seen != .int(Int64(n)) { break }
+            }
         }
     }
 
