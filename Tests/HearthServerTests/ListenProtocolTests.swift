@@ -1,5 +1,6 @@
 import HearthCore
 import HearthTesting
+import Synchronization
 import Testing
 
 /// The listen protocol of DESIGN §6 over a real WebSocket on loopback: every message, every error frame,
@@ -193,6 +194,34 @@ import Testing
         }
     }
 
+    /// The benchmark's light client speaks the same protocol: a first snapshot, then each change, handed over
+    /// frame by frame on the connection's event loop; a bad token is refused at the upgrade.
+    @Test func theFrameClientReceivesSnapshotsAsTheyArrive() async throws {
+        try await TestServer.with { server, client in
+            let frames = FrameLog()
+            let ws = try await ListenFrameClient.connect(port: server.port, token: server.adminKey) { frames.add($0) }
+            try await ws.listen("q", query: #"{"from": "rooms", "where": [["open", "==", true]]}"#)
+            try await ws.listen("d", doc: "rooms/r1")
+            // (target, initial, changes) of each snapshot once `count` arrived, in target order.
+            func snapshots(_ count: Int) async throws -> [String] {
+                for _ in 0..<500 where frames.snapshots.count < count { try await Task.sleep(for: .milliseconds(10)) }
+                return frames.snapshots.map {
+                    "\($0["id"]?.stringValue ?? "") \($0["initial"] == .bool(true)) \($0["changes"]?.arrayCount ?? -1)"
+                }
+            }
+            #expect(try await snapshots(2).sorted() == ["d true 0", "q true 0"])
+            _ = try await client.put("/v1/docs/rooms/r1", #"{"open": true}"#)
+            _ = try await client.put("/v1/docs/rooms/r2", #"{"open": false}"#)
+            #expect(try await snapshots(4).dropFirst(2).sorted() == ["d false 1", "q false 1"])
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(frames.snapshots.count == 4)  // r2 is in neither target
+            await ws.close()
+            await #expect(throws: (any Error).self) {
+                _ = try await ListenFrameClient.connect(port: server.port, token: "hat_not_a_token") { _ in }
+            }
+        }
+    }
+
     @Test func gracefulShutdownClosesListenersWith1001() async throws {
         let server = try await TestServer.start()
         let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
@@ -238,4 +267,11 @@ extension JSON {
         if case .array(let items) = self, index < items.count { return items[index] }
         return nil
     }
+}
+
+/// Frames a light client received, kept for a test to look at.
+final class FrameLog: Sendable {
+    private let frames = Mutex<[JSON]>([])
+    func add(_ frame: JSON) { frames.withLock { $0.append(frame) } }
+    var snapshots: [JSON] { frames.withLock { $0.filter { $0["type"] == .string("snapshot") } } }
 }

@@ -1,5 +1,5 @@
 // Live-update load driver for bench/listen_bench.py: opens N listeners on one server (Hearth over WebSocket
-// with HearthTesting's ListenClient, or PocketBase realtime over SSE), runs a writer at a fixed rate for a
+// with HearthTesting's ListenFrameClient, or PocketBase realtime over SSE), runs a writer at a fixed rate for a
 // bounded time, and prints one JSON line with write-to-delivery latency percentiles and the server's RSS.
 //
 //   hearth-listen-bench hearth PORT ADMIN_KEY CLIENTS query|doc SECONDS RATE SERVER_PID
@@ -81,10 +81,11 @@ func runHearth(_ samples: Samples) async throws -> (Int, Int) {
     let before = rssKB(Bench.serverPID)
     let listeners = ListenerSet()
     try await forEachConcurrently(Bench.clients, width: 64) { k in
-        // Frames are handled on each connection's reading task as they arrive, as PocketBase's SSE events are
-        // below, so that the driver costs about the same per delivery on both sides.
+        // Frames are parsed and handled by a channel handler on the connection's event loop as they arrive,
+        // as PocketBase's SSE events are below, so that the driver costs about the same per delivery on both
+        // sides.
         let ready = ClientIDBox()
-        let ws = try await ListenClient.connect(port: Bench.port, credentials: .header(Bench.key), onFrame: { frame in
+        let ws = try await ListenFrameClient.connect(port: Bench.port, token: Bench.key, onFrame: { frame in
             let received = nowMicros()
             guard case .array(let changes)? = frame["changes"] else { return }
             if frame["initial"] == .bool(true) {
@@ -118,9 +119,9 @@ func runHearth(_ samples: Samples) async throws -> (Int, Int) {
 
 final class ListenerSet: @unchecked Sendable {
     private let lock = NSLock()
-    private var items: [ListenClient] = []
-    func add(_ c: ListenClient) { lock.withLock { items.append(c) } }
-    var all: [ListenClient] { lock.withLock { items } }
+    private var items: [ListenFrameClient] = []
+    func add(_ c: ListenFrameClient) { lock.withLock { items.append(c) } }
+    var all: [ListenFrameClient] { lock.withLock { items } }
 }
 
 /// How long the writes took: longer than asked when the server answers the writer slowly.
