@@ -25,16 +25,20 @@ public struct Document: Sendable, Equatable {
     /// Writes the wire form from already-encoded data JSON (the stored form), avoiding a decode.
     public static func writeWire(path: DocumentPath, dataJSON: [UInt8]?, fields: [String: Value]? = nil,
                                  createTime: Timestamp, updateTime: Timestamp, to w: inout JSONWriter) {
-        w.raw("{\"path\":")
-        w.string(path.description)
-        w.raw(",\"id\":")
+        w.raw("{\"path\":\"")
+        // The path's segments written in place: no joined string for each document answered.
+        for (k, segment) in path.segments.enumerated() {
+            if k > 0 { w.bytes.append(UInt8(ascii: "/")) }
+            w.escaped(segment)
+        }
+        w.raw("\",\"id\":")
         w.string(path.id)
         w.raw(",\"data\":")
         if let dataJSON { w.raw(dataJSON) } else { Value.writeFields(fields ?? [:], to: &w) }
         w.raw(",\"createTime\":\"")
-        w.raw(createTime.rfc3339)
+        w.rfc3339(createTime)
         w.raw("\",\"updateTime\":\"")
-        w.raw(updateTime.rfc3339)
+        w.rfc3339(updateTime)
         w.raw("\"}")
     }
 

@@ -575,6 +575,18 @@ public struct JSONWriter {
     /// Writes a quoted, escaped string.
     public mutating func string(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
+        escaped(s)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes a string's escaped contents, without quotes: in one copy when nothing needs escaping.
+    public mutating func escaped(_ s: String) {
+        let copied = s.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true { return }
         for c in s.utf8 {
             switch c {
             case 0x22: bytes.append(0x5C); bytes.append(0x22)
@@ -588,6 +600,13 @@ public struct JSONWriter {
             default: bytes.append(c)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes a timestamp's RFC 3339 text (`Timestamp.rfc3339`), without quotes.
+    public mutating func rfc3339(_ t: Timestamp) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Timestamp.rfc3339Bytes) { buffer in
+            let n = t.writeRFC3339(buffer)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<n]))
+        }
     }
 }

@@ -34,29 +34,35 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// RFC 3339 in UTC with six fraction digits, e.g. `2026-11-22T10:00:00.123456Z`.
     public var rfc3339: String {
+        String(unsafeUninitializedCapacity: Self.rfc3339Bytes) { writeRFC3339($0) }
+    }
+
+    /// The most bytes `rfc3339` takes.
+    static let rfc3339Bytes = 27
+
+    /// Writes `rfc3339`'s bytes to the start of `out` (at least `rfc3339Bytes` long) and returns their count:
+    /// this runs twice for every document answered, so it writes in place, with no string in between.
+    func writeRFC3339(_ out: UnsafeMutableBufferPointer<UInt8>) -> Int {
         let (secs, micros) = floorDivide(microseconds, 1_000_000)
         let (days, secOfDay) = floorDivide(secs, 86_400)
         let (y, m, d) = CivilCalendar.civil(fromDays: days)
-        // Written straight into the string's storage: this runs twice for every document answered.
-        return String(unsafeUninitializedCapacity: 27) { out in
-            var i = 0
-            func put(_ value: Int64, _ width: Int) {
-                var v = value
-                for k in stride(from: width - 1, through: 0, by: -1) {
-                    out[i + k] = UInt8(ascii: "0") + UInt8(v % 10)
-                    v /= 10
-                }
-                i += width
+        var i = 0
+        func put(_ value: Int64, _ width: Int) {
+            var v = value
+            for k in stride(from: width - 1, through: 0, by: -1) {
+                out[i + k] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
             }
-            func sep(_ c: UInt8) {
-                out[i] = c
-                i += 1
-            }
-            put(y, 4); sep(UInt8(ascii: "-")); put(m, 2); sep(UInt8(ascii: "-")); put(d, 2); sep(UInt8(ascii: "T"))
-            put(secOfDay / 3600, 2); sep(UInt8(ascii: ":")); put(secOfDay % 3600 / 60, 2); sep(UInt8(ascii: ":"))
-            put(secOfDay % 60, 2); sep(UInt8(ascii: ".")); put(micros, 6); sep(UInt8(ascii: "Z"))
-            return i
+            i += width
         }
+        func sep(_ c: UInt8) {
+            out[i] = c
+            i += 1
+        }
+        put(y, 4); sep(UInt8(ascii: "-")); put(m, 2); sep(UInt8(ascii: "-")); put(d, 2); sep(UInt8(ascii: "T"))
+        put(secOfDay / 3600, 2); sep(UInt8(ascii: ":")); put(secOfDay % 3600 / 60, 2); sep(UInt8(ascii: ":"))
+        put(secOfDay % 60, 2); sep(UInt8(ascii: ".")); put(micros, 6); sep(UInt8(ascii: "Z"))
+        return i
     }
 
     /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`); digits past microseconds are truncated.

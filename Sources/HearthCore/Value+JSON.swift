@@ -161,7 +161,7 @@ extension Value {
             } else {
                 w.raw(d.isNaN ? "{\"$double\":\"NaN\"}" : (d > 0 ? "{\"$double\":\"Infinity\"}" : "{\"$double\":\"-Infinity\"}"))
             }
-        case .timestamp(let t): w.raw("{\"$timestamp\":\""); w.raw(t.rfc3339); w.raw("\"}")
+        case .timestamp(let t): w.raw("{\"$timestamp\":\""); w.rfc3339(t); w.raw("\"}")
         case .string(let s): w.string(s)
         case .bytes(let data): w.raw("{\"$bytes\":\""); w.raw(Base64.encode(data)); w.raw("\"}")
         case .reference(let p): w.raw("{\"$ref\":"); w.string(p.description); w.raw("}")

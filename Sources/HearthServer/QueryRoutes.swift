@@ -22,7 +22,7 @@ struct QueryRoutes {
         var w = JSONWriter(capacity: 256 * result.documents.count + 64)
         writeDocumentsArray(result.documents, to: &w)
         w.raw(",\"readTime\":\"")
-        w.raw(result.readTime.rfc3339)
+        w.rfc3339(result.readTime)
         w.raw("\"}")
         return jsonResponse(w.bytes)
     }
@@ -42,7 +42,7 @@ struct QueryRoutes {
             (result.values[alias] ?? .null).write(to: &w)
         }
         w.raw("},\"readTime\":\"")
-        w.raw(result.readTime.rfc3339)
+        w.rfc3339(result.readTime)
         w.raw("\"}")
         return jsonResponse(w.bytes)
     }

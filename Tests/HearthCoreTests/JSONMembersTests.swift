@@ -94,3 +94,34 @@ import Testing
         }
     }
 }
+
+/// What the writer produces for responses: strings escaped in place (one copy when nothing needs escaping),
+/// document paths written segment by segment, timestamps without a string in between.
+@Suite struct JSONWriterTests {
+    @Test func stringsRoundTripWhateverTheyHold() throws {
+        var r = RandomValues(seed: 0x5752_4954)
+        let pieces = ["a", "é", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1f}", "/", "😀", "plain text"]
+        for _ in 0..<500 {
+            let s = (0..<r.int(0...12)).map { _ in r.pick(pieces) }.joined()
+            var w = JSONWriter()
+            w.string(s)
+            #expect(try JSON.parse(w.bytes) == .string(s), "\(s.debugDescription)")
+        }
+    }
+
+    @Test func documentsAreWrittenAsBeforeWithEscapedPaths() throws {
+        let path = DocumentPath(uncheckedSegments: ["rooms", "a\"b\\c", "notes", "é\n"])
+        let time = Timestamp(rfc3339: "2026-11-22T10:00:00.123456Z")!
+        var w = JSONWriter()
+        Document.writeWire(path: path, dataJSON: Array(#"{"x":1}"#.utf8), createTime: time, updateTime: Timestamp(microseconds: 0),
+                           to: &w)
+        let json = try JSON.parse(w.bytes)
+        #expect(json["path"] == .string(path.description))
+        #expect(json["id"] == .string("é\n"))
+        #expect(json["createTime"] == .string("2026-11-22T10:00:00.123456Z"))
+        #expect(json["updateTime"] == .string("1970-01-01T00:00:00.000000Z"))
+        var t = JSONWriter()
+        t.rfc3339(time)
+        #expect(t.bytes == Array(time.rfc3339.utf8))
+    }
+}

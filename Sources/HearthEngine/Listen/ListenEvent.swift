@@ -60,7 +60,7 @@ public struct ListenSnapshot: Sendable {
         w.raw(",\"changes\":")
         w.raw(changesJSON)
         w.raw(",\"readTime\":\"")
-        w.raw(readTime.rfc3339)
+        w.rfc3339(readTime)
         w.raw("\",\"resumeToken\":")
         w.string(resumeToken)
         w.raw("}")
