@@ -9,10 +9,13 @@ import HearthCore
 /// before any of the commit's writes is acknowledged. A read that was under way while its document changed
 /// may hold the older state, so what it read is not kept. Another process writing the same database file
 /// is seen within `lifetime`, after which an entry is read again.
+///
+/// Bounded in entries and in stored bytes; documents larger than `maxDocumentBytes` are decoded each time.
 final class DecodedDocumentCache: @unchecked Sendable {
     private struct Entry {
         var document: Document?
         var expires: UInt64
+        var bytes: Int
     }
 
     private let lock = NSLock()
@@ -20,19 +23,28 @@ final class DecodedDocumentCache: @unchecked Sendable {
     /// Reads in flight by path, and the paths changed while one of them was.
     private var reading: [DocumentPath: Int] = [:]
     private var changedWhileReading: Set<DocumentPath> = []
+    /// The stored size of the documents held.
+    private var bytes = 0
     private let capacity: Int
+    private let maxBytes: Int
+    private let maxDocumentBytes: Int
     private let lifetime: UInt64
 
     /// - Parameters:
     ///   - capacity: entries kept; when full, the cache starts over.
+    ///   - maxBytes: stored bytes of the documents kept; past it, the cache starts over.
+    ///   - maxDocumentBytes: documents stored larger than this are not kept.
     ///   - lifetime: nanoseconds an entry is trusted (bounds how late another process's writes are seen).
-    init(capacity: Int = 4_096, lifetime: UInt64 = 1_000_000_000) {
+    init(capacity: Int = 4_096, maxBytes: Int = 16 << 20, maxDocumentBytes: Int = 64 << 10,
+         lifetime: UInt64 = 1_000_000_000) {
         self.capacity = capacity
+        self.maxBytes = maxBytes
+        self.maxDocumentBytes = maxDocumentBytes
         self.lifetime = lifetime
     }
 
-    /// The document at `path` (nil when missing), from the cache or from `read`.
-    func document(at path: DocumentPath, read: () throws -> Document?) throws -> Document? {
+    /// The document at `path` (nil when missing), from the cache or decoded from what `read` finds.
+    func document(at path: DocumentPath, read: () throws -> StoredDocument?) throws -> Document? {
         let now = DispatchTime.now().uptimeNanoseconds
         lock.lock()
         if let entry = entries[path], entry.expires > now {
@@ -42,13 +54,16 @@ final class DecodedDocumentCache: @unchecked Sendable {
         reading[path, default: 0] += 1
         lock.unlock()
         let document: Document?
+        let size: Int
         do {
-            document = try read()
+            let stored = try read()
+            document = try stored?.decoded()
+            size = stored?.data.count ?? 0
         } catch {
             finish(path, keeping: nil)
             throw error
         }
-        finish(path, keeping: Entry(document: document, expires: now + lifetime))
+        finish(path, keeping: size > maxDocumentBytes ? nil : Entry(document: document, expires: now + lifetime, bytes: size))
         return document
     }
 
@@ -64,15 +79,20 @@ final class DecodedDocumentCache: @unchecked Sendable {
             reading[path] = left
         }
         guard let entry, !changed else { return }
-        if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+        if let old = entries.removeValue(forKey: path) { bytes -= old.bytes }
+        if entries.count >= capacity || bytes + entry.bytes > maxBytes {
+            entries.removeAll(keepingCapacity: true)
+            bytes = 0
+        }
         entries[path] = entry
+        bytes += entry.bytes
     }
 
-    /// The entries held.
-    var count: Int {
+    /// The entries held and their stored bytes.
+    var usage: (count: Int, bytes: Int) {
         lock.lock()
         defer { lock.unlock() }
-        return entries.count
+        return (entries.count, bytes)
     }
 
     /// Forgets documents a commit changed; called after the commit, before its writes are acknowledged.
@@ -81,7 +101,7 @@ final class DecodedDocumentCache: @unchecked Sendable {
         defer { lock.unlock() }
         if entries.isEmpty && reading.isEmpty { return }
         for change in changes {
-            entries[change.path] = nil
+            if let old = entries.removeValue(forKey: change.path) { bytes -= old.bytes }
             if reading[change.path] != nil { changedWhileReading.insert(change.path) }
         }
     }

@@ -198,7 +198,7 @@ public final class Store: Sendable {
     /// a transaction, on the calling thread: from a cache that this process's commits keep exact (see
     /// `DecodedDocumentCache`), else a point read.
     public func ruleLookup(_ path: DocumentPath) throws -> Document? {
-        try documentCache.document(at: path) { try pointRead { try $0.document(at: path) }?.decoded() }
+        try documentCache.document(at: path) { try pointRead { try $0.document(at: path) } }
     }
 
     /// Runs a short, bounded read (a lookup by key) on the calling thread, with a pooled connection.

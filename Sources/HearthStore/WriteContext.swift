@@ -19,7 +19,7 @@ public final class WriteContext {
     /// store's cache of decoded documents unless this batch of commits has changed it.
     public func ruleLookup(_ path: DocumentPath) throws -> Document? {
         if writer.batchChanged.contains(path) { return try reader.document(at: path)?.decoded() }
-        return try writer.documentCache.document(at: path) { try reader.document(at: path)?.decoded() }
+        return try writer.documentCache.document(at: path) { try reader.document(at: path) }
     }
 
     /// A commit time later than every earlier commit's.

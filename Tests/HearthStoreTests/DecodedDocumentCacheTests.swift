@@ -68,23 +68,36 @@ import Testing
     }
 
     @Test func entriesExpireAndTheCacheStaysBounded() throws {
-        let cache = DecodedDocumentCache(capacity: 4, lifetime: 20_000_000)
+        let cache = DecodedDocumentCache(capacity: 4, maxBytes: 1_000, maxDocumentBytes: 300, lifetime: 20_000_000)
         let path = try DocumentPath("a/b")
-        func doc(_ n: Int64) -> Document {
-            Document(path: path, fields: ["n": .int(n)], createTime: .now(), updateTime: .now())
+        func doc(_ n: Int64, _ at: DocumentPath? = nil, padding: Int = 0) -> StoredDocument {
+            var fields: [String: Value] = ["n": .int(n)]
+            if padding > 0 { fields["pad"] = .string(String(repeating: "x", count: padding)) }
+            return StoredDocument(Document(path: at ?? path, fields: fields, createTime: .now(), updateTime: .now()))
         }
         #expect(try cache.document(at: path) { doc(1) }?.fields["n"] == .int(1))
         #expect(try cache.document(at: path) { doc(2) }?.fields["n"] == .int(1))
         Thread.sleep(forTimeInterval: 0.05)
         #expect(try cache.document(at: path) { doc(3) }?.fields["n"] == .int(3))
-        // A failed read keeps nothing.
+        // A failed read keeps nothing; a missing document is kept as missing.
         struct Failed: Error {}
         let other = try DocumentPath("a/c")
         #expect(throws: Failed.self) { try cache.document(at: other) { throw Failed() } }
         #expect(try cache.document(at: other) { nil } == nil)
-        #expect(try cache.document(at: other) { doc(9) } == nil)
+        #expect(try cache.document(at: other) { doc(9, other) } == nil)
+        // At most 4 entries.
         for k in 0..<10 { _ = try cache.document(at: try DocumentPath("x/\(k)")) { nil } }
-        #expect(cache.count <= 4)
+        #expect(cache.usage.count <= 4)
+        // A document over 300 stored bytes is decoded each time, never kept.
+        let big = try DocumentPath("big/one")
+        #expect(try cache.document(at: big) { doc(1, big, padding: 400) }?.fields["n"] == .int(1))
+        #expect(try cache.document(at: big) { doc(2, big, padding: 400) }?.fields["n"] == .int(2))
+        // At most 1,000 stored bytes: five 250-byte documents do not all stay.
+        for k in 0..<5 {
+            let p = try DocumentPath("mid/\(k)")
+            _ = try cache.document(at: p) { doc(Int64(k), p, padding: 220) }
+        }
+        #expect(cache.usage.bytes <= 1_000)
     }
 }
 
