@@ -49,14 +49,18 @@ extension Value {
         var out: [String: Value] = [:]
         out.reserveCapacity(pairs.count)
         for (key, item) in pairs {
-            let child = field == "" ? key : "\(field).\(key)"
-            try validateFieldName(key, at: child)
-            if case .object(let p) = item, p.count == 1, WireTag.sentinelTags.contains(p[0].0) {
-                throw .invalidArgument("\(p[0].0) is only allowed in the data of a write (at \(child))")
-            }
-            out[key] = try Value(wire: item, field: child, depth: depth)
+            out[key] = try decodeEntry(key, item, field: field == "" ? key : "\(field).\(key)", depth: depth)
         }
         return out
+    }
+
+    /// One entry of a map: its name checked, no sentinel as its value, the value decoded.
+    static func decodeEntry(_ key: String, _ item: JSON, field child: String, depth: Int) throws(HearthError) -> Value {
+        try validateFieldName(key, at: child)
+        if case .object(let p) = item, p.count == 1, WireTag.sentinelTags.contains(p[0].0) {
+            throw .invalidArgument("\(p[0].0) is only allowed in the data of a write (at \(child))")
+        }
+        return try Value(wire: item, field: child, depth: depth)
     }
 
     static func decodeTagged(_ tag: String, _ body: JSON, field: String, depth: Int) throws(HearthError) -> Value {
@@ -141,12 +145,7 @@ extension Value {
     /// Decodes one field of a document from its wire JSON: a value that `JSON.objectMembers` found in the
     /// document's stored fields. Gives what `decodeFields` gives under that key.
     public static func decodeField(_ key: String, _ bytes: ArraySlice<UInt8>) throws(HearthError) -> Value {
-        let json = try JSON.parse(bytes)
-        try validateFieldName(key, at: key)
-        if case .object(let p) = json, p.count == 1, WireTag.sentinelTags.contains(p[0].0) {
-            throw .invalidArgument("\(p[0].0) is only allowed in the data of a write (at \(key))")
-        }
-        return try Value(wire: json, field: key, depth: 0)
+        try decodeEntry(key, JSON.parse(bytes), field: key, depth: 0)
     }
 
     /// Writes the value's wire JSON.
