@@ -18,6 +18,20 @@ extension Database {
         return QueryResult(documents: documents, readTime: readTime)
     }
 
+    /// Runs a query outside a transaction on the calling thread, when SQLite needs at most about `instructions`
+    /// virtual-machine instructions for it; nil when it needs more, and the caller should run it with
+    /// `runQuery` (on a reader thread) instead. The rules decide first, exactly as for `runQuery`.
+    public func queryNow(_ query: Query, as identity: Identity, instructions: Int) throws -> QueryResult? {
+        try authorizeQuery(query, identity)
+        let readTime = Timestamp.now()
+        do {
+            let documents = try store.boundedRead(instructions: instructions) { try $0.runQuery(query) }
+            return QueryResult(documents: documents, readTime: readTime)
+        } catch is ReadBudgetExceeded {
+            return nil
+        }
+    }
+
     /// Runs an aggregation for an identity. Under a transaction, every aggregated document's version is
     /// recorded as a read.
     public func runAggregate(_ aggregate: AggregateQuery, as identity: Identity,

@@ -41,39 +41,67 @@ struct InlineReads: Sendable {
 
     /// A read this handler answers.
     struct Read {
+        enum Target {
+            /// `GET /v1/docs/{document}`.
+            case document(DocumentPath)
+            /// `POST /v1/query`: answered here only if it turns out cheap (see `answerQuery`).
+            case query
+        }
         let head: HTTPRequest
-        let path: DocumentPath
+        let target: Target
         let authorization: String?
         /// `Connection: close`: answer, then close, as the router does.
         let closing: Bool
         let start: ContinuousClock.Instant
     }
 
-    /// The read a request asks for, when it is one this handler answers: `GET /v1/docs/{document}` with no
-    /// query string and a valid path. Anything else, including an invalid path, goes to the router, which
-    /// answers it (and its errors) as always.
+    /// The read a request asks for, when it is one this handler may answer: `GET /v1/docs/{document}` with
+    /// no query string and a valid path, or `POST /v1/query` with no query string and a JSON body. Anything
+    /// else, including an invalid path, goes to the router, which answers it (and its errors) as always.
     func read(_ head: HTTPRequest) -> Read? {
-        guard head.method == .get, let path = head.path, path.utf8.count > Self.prefix.utf8.count,
-              path.utf8.starts(with: Self.prefix.utf8), !path.utf8.contains(UInt8(ascii: "?")) else { return nil }
+        guard let path = head.path, !path.utf8.contains(UInt8(ascii: "?")) else { return nil }
+        let target: Read.Target
+        if head.method == .get, path.utf8.count > Self.prefix.utf8.count, path.utf8.starts(with: Self.prefix.utf8) {
+            guard let segments = try? parsePathSegments(String(path.utf8.dropFirst(Self.prefix.utf8.count))!, percentDecoded: true),
+                  segments.count % 2 == 0 else { return nil }
+            target = .document(DocumentPath(uncheckedSegments: segments))
+        } else if head.method == .post, path == Self.queryRoute {
+            target = .query
+        } else {
+            return nil
+        }
         // One pass over the headers (the subscript joins repeated fields into a new string each time).
-        var authorization: String?, connection: String?
+        var authorization: String?, connection: String?, contentType: String?
         for field in head.headerFields {
             if field.name == .authorization {
                 authorization = authorization.map { $0 + ", " + field.value } ?? field.value
             } else if field.name == .connection {
                 connection = connection.map { $0 + ", " + field.value } ?? field.value
+            } else if field.name == .contentType {
+                contentType = contentType.map { $0 + ", " + field.value } ?? field.value
             }
         }
-        let closing = connection == "close"
         if authorization != nil, !authenticatesImmediately { return nil }
-        guard let segments = try? parsePathSegments(String(path.utf8.dropFirst(Self.prefix.utf8.count))!, percentDecoded: true),
-              segments.count % 2 == 0 else { return nil }
-        return Read(head: head, path: DocumentPath(uncheckedSegments: segments), authorization: authorization,
-                    closing: closing, start: .now)
+        if case .query = target, let contentType, !Self.isJSON(contentType) { return nil }
+        return Read(head: head, target: target, authorization: authorization, closing: connection == "close", start: .now)
     }
 
+    /// Whether a `Content-Type` is one `Request.jsonBody` takes.
+    static func isJSON(_ contentType: String) -> Bool {
+        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        return mediaType == "application/json"
+    }
+
+    static let queryRoute = "/v1/query"
+    /// Query bodies larger than this go to the router.
+    static let maxQueryBody = 16 * 1024
+    /// SQLite instructions a query answered on the event loop may take; a query that needs more is handed to
+    /// the router, which runs it on a reader thread. An index scan takes about 20 per row: a query of 20
+    /// documents about 400, so this admits about 350 rows (well under a millisecond of work).
+    static let queryInstructions = 8_000
+
     /// The answer to a document read, exactly as the router's middleware and `DocumentRoutes.get` give it.
-    func answer(_ read: Read, adminHeader: inout String?) -> JSONReply {
+    func answer(_ read: Read, _ path: DocumentPath, adminHeader: inout String?) -> JSONReply {
         let head = read.head
         var logger = logger
         if logger.logLevel <= requestLogLevel {
@@ -82,8 +110,8 @@ struct InlineReads: Sendable {
                        metadata: ["hb.request.path": .string(head.path ?? ""), "hb.request.method": .string("GET")])
         }
         do {
-            guard let doc = try database.getNow(read.path, as: identity(read.authorization, adminHeader: &adminHeader)) else {
-                throw HearthError.notFound("no document at \(read.path)")
+            guard let doc = try database.getNow(path, as: identity(read.authorization, adminHeader: &adminHeader)) else {
+                throw HearthError.notFound("no document at \(path)")
             }
             return documentReply(doc)
         } catch {
@@ -92,6 +120,29 @@ struct InlineReads: Sendable {
             }
             return errorReply(ErrorMiddleware<HearthRequestContext>.hearthError(
                 for: error, method: .get, path: head.path ?? "", logger: logger))
+        }
+    }
+
+    /// The answer to `POST /v1/query` as `QueryRoutes.query` gives it, when the query runs outside a
+    /// transaction and takes at most `queryInstructions` of SQLite's work; nil for everything else
+    /// (transactions, longer queries and every error), which the router then answers.
+    func answerQuery(_ read: Read, body: ByteBuffer?, adminHeader: inout String?) -> JSONReply? {
+        guard let body, body.readableBytes > 0 else { return nil }
+        do throws(HearthError) {
+            let json = try body.withUnsafeReadableBytes { raw throws(HearthError) in try JSON.parse(raw) }
+            guard case .object(let pairs) = json, !pairs.contains(where: { $0.0 == "transaction" }) else { return nil }
+            let query = try Query(json: json)
+            let identity = try identity(read.authorization, adminHeader: &adminHeader)
+            guard let result = try? database.queryNow(query, as: identity, instructions: Self.queryInstructions) else { return nil }
+            if logger.logLevel <= requestLogLevel {
+                var logger = logger
+                logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
+                logger.log(level: requestLogLevel, "Request",
+                           metadata: ["hb.request.path": .string(Self.queryRoute), "hb.request.method": .string("POST")])
+            }
+            return QueryRoutes.reply(result)
+        } catch {
+            return nil
         }
     }
 
@@ -123,6 +174,10 @@ struct InlineReads: Sendable {
 /// `/metrics` series and request log. Every other request passes through to the router untouched, and so
 /// does any request that arrives while a routed one on the same connection is still unanswered, so that
 /// pipelined answers keep their order.
+///
+/// Queries (`POST /v1/query`) are held until their body has come, then tried here with SQLite's work
+/// bounded; one that needs more, or fails, is passed on to the router whole (head, body, end), as if it had
+/// never stopped here.
 final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -134,6 +189,8 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var routed = 0
     /// The read being received (its head has come, its end not yet).
     private var pending: InlineReads.Read?
+    /// The body received so far of a pending query.
+    private var body: ByteBuffer?
     /// The HTTP/1 response encoder's place in the pipeline: answers are written there as finished bytes,
     /// one buffer each. Nil (never in practice) passes every request to the router.
     private var encoder: ChannelHandlerContext?
@@ -163,16 +220,52 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 routed += 1
                 context.fireChannelRead(data)
             }
-        case .body:
-            // A body on a read is ignored, as the router ignores it.
-            if pending == nil { context.fireChannelRead(data) }
-        case .end:
+        case .body(let part):
+            guard let read = pending else { return context.fireChannelRead(data) }
+            // A body on a document read is ignored, as the router ignores it.
+            guard case .query = read.target else { return }
+            if body == nil {
+                body = part
+            } else {
+                body!.writeImmutableBuffer(part)
+            }
+            if body!.readableBytes > InlineReads.maxQueryBody {
+                // Too large to hold here: the router reads it, and the rest of it, as it arrives.
+                route(read, context: context)
+            }
+        case .end(let trailers):
             guard let read = pending, let encoder else { return context.fireChannelRead(data) }
             pending = nil
-            let reply = reads.answer(read, adminHeader: &adminHeader)
+            let reply: JSONReply
+            let route: String
+            switch read.target {
+            case .document(let path):
+                reply = reads.answer(read, path, adminHeader: &adminHeader)
+                route = InlineReads.route
+                reads.metrics.inlineReads.increment()
+            case .query:
+                guard let answer = reads.answerQuery(read, body: body, adminHeader: &adminHeader) else {
+                    self.route(read, context: context)
+                    return context.fireChannelRead(wrapInboundOut(.end(trailers)))
+                }
+                body = nil
+                reply = answer
+                route = InlineReads.queryRoute
+                reads.metrics.inlineQueries.increment()
+            }
             write(reply, closing: read.closing, to: encoder, context: context)
-            reads.metrics.record(route: InlineReads.route, method: .get, status: reply.status, duration: .now - read.start)
-            reads.metrics.inlineReads.increment()
+            reads.metrics.record(route: route, method: read.head.method, status: reply.status, duration: .now - read.start)
+        }
+    }
+
+    /// Passes a request held so far (its head and any body received) on to the router.
+    private func route(_ read: InlineReads.Read, context: ChannelHandlerContext) {
+        pending = nil
+        routed += 1
+        context.fireChannelRead(wrapInboundOut(.head(read.head)))
+        if let part = body {
+            body = nil
+            context.fireChannelRead(wrapInboundOut(.body(part)))
         }
     }
 

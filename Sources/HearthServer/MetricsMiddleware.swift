@@ -9,6 +9,7 @@ public final class ServerMetrics: Sendable {
     let databaseSize: Gauge
     let documentsScanned: Counter
     let inlineReads: Counter
+    let inlineQueries: Counter
     static let buckets: [Duration] = [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -25,6 +26,9 @@ public final class ServerMetrics: Sendable {
         inlineReads = registry.makeCounter(
             descriptor: MetricNameDescriptor(metricName: "hearth_inline_reads", unitName: "total",
                                              helpText: "Document reads answered on the connection's event loop, ahead of the router"))
+        inlineQueries = registry.makeCounter(
+            descriptor: MetricNameDescriptor(metricName: "hearth_inline_queries", unitName: "total",
+                                             helpText: "Queries answered on the connection's event loop, ahead of the router"))
     }
 
     private nonisolated(unsafe) var scannedReported = 0

@@ -19,12 +19,17 @@ struct QueryRoutes {
         let (body, transaction) = try Self.splitTransaction(try await request.jsonBody(context: context), params)
         let query = try Query(json: body)
         let result = try await database.runQuery(query, as: context.identity, transaction: transaction)
+        return Self.reply(result).response
+    }
+
+    /// A query's answer: its documents and read time.
+    static func reply(_ result: QueryResult) -> JSONReply {
         var w = JSONWriter(capacity: 256 * result.documents.count + 64)
         writeDocumentsArray(result.documents, to: &w)
         w.raw(",\"readTime\":\"")
         w.rfc3339(result.readTime)
         w.raw("\"}")
-        return jsonResponse(w.bytes)
+        return JSONReply(w.bytes)
     }
 
     func aggregate(_ request: Request, _ context: HearthRequestContext) async throws -> Response {

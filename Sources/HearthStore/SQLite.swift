@@ -37,6 +37,29 @@ public final class SQLiteConnection: @unchecked Sendable {
         sqlite3_close_v2(handle)
     }
 
+    /// Runs `body` with SQLite's work bounded: once SQLite has run about `instructions` virtual-machine
+    /// instructions, the statement being stepped fails with `SQLITE_INTERRUPT`, and so does every later one
+    /// until `body` returns. Returns `body`'s value and whether the bound was reached (then the value may
+    /// rest on interrupted statements and must not be used).
+    func withInstructionLimit<T>(_ instructions: Int, _ body: () throws -> T) -> (Result<T, any Error>, exceeded: Bool) {
+        let left = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        left.initialize(to: instructions / Self.progressInterval)
+        defer {
+            sqlite3_progress_handler(handle, 0, nil, nil)
+            left.deallocate()
+        }
+        sqlite3_progress_handler(handle, Int32(Self.progressInterval), { context in
+            let left = context!.assumingMemoryBound(to: Int.self)
+            left.pointee -= 1
+            return left.pointee < 0 ? 1 : 0
+        }, left)
+        let result = Result { try body() }
+        return (result, left.pointee < 0)
+    }
+
+    /// Instructions between two calls of the progress handler that `withInstructionLimit` installs.
+    static let progressInterval = 100
+
     func error(_ rc: Int32) -> SQLiteError {
         SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
     }

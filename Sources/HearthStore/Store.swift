@@ -209,6 +209,22 @@ public final class Store: Sendable {
         try pointReaders.with { connection in try body(ReadContext(connection: connection, statistics: statistics, composites: composites)) }
     }
 
+    /// Runs a read on the calling thread like `pointRead`, for reads that are usually short but could be long
+    /// (a query): once SQLite has run about `instructions` virtual-machine instructions for it, the read stops
+    /// and throws `ReadBudgetExceeded`, and the caller can run it again with `read`. A read that reaches the
+    /// bound never returns a value, even one its body made from interrupted statements.
+    public func boundedRead<T>(instructions: Int, _ body: (ReadContext) throws -> T) throws -> T {
+        try pointReaders.with { connection in
+            let (result, exceeded) = connection.withInstructionLimit(instructions) {
+                try body(ReadContext(connection: connection, statistics: statistics, composites: composites))
+            }
+            // An interrupted statement may have ended a transaction the body meant to close itself.
+            if sqlite3_get_autocommit(connection.handle) == 0 { try? connection.execute("ROLLBACK") }
+            if exceeded { throw ReadBudgetExceeded() }
+            return try result.get()
+        }
+    }
+
     /// Runs a write job on the writer thread, inside a transaction shared with other queued jobs; the job's
     /// effects are rolled back alone if it throws. Returns once the commit is durable.
     public func write<T: Sendable>(_ body: @escaping @Sendable (WriteContext) throws -> T) async throws -> T {
@@ -400,6 +416,11 @@ final class WriterState: @unchecked Sendable {
 }
 
 /// Connections any thread may borrow for a moment.
+/// A read run with `Store.boundedRead` needed more work than its bound.
+public struct ReadBudgetExceeded: Error {
+    public init() {}
+}
+
 final class ConnectionPool: @unchecked Sendable {
     private let condition = NSCondition()
     private var free: [SQLiteConnection]

@@ -5,6 +5,10 @@ import HTTPTypes
 /// requests in one write (pipelining), `Connection: close`. Every read gives up after `timeout` seconds,
 /// so a server that never answers fails the test instead of hanging it. One task may send while another
 /// reads: `send` touches only the socket, and only the reader touches the buffer of received bytes.
+///
+/// The socket calls block, so each runs on a thread of its own: on one of Swift concurrency's few shared
+/// threads, a test waiting for an answer could hold up the very server tasks that make it (an in-process
+/// server's routes run there too).
 public final class RawHTTPConnection: @unchecked Sendable {
     let fd: Int32
     var received: [UInt8] = []
@@ -42,7 +46,11 @@ public final class RawHTTPConnection: @unchecked Sendable {
     deinit { close(fd) }
 
     /// Sends bytes as they are, in one write.
-    public func send(_ text: String) throws {
+    public func send(_ text: String) async throws {
+        try await Self.onOwnThread { try self.sendNow(text) }
+    }
+
+    private func sendNow(_ text: String) throws {
         let bytes = Array(text.utf8)
         var sent = 0
         while sent < bytes.count {
@@ -53,7 +61,11 @@ public final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// The next whole response: status line, headers and a `Content-Length` body.
-    public func readResponse() throws -> HTTPResult {
+    public func readResponse() async throws -> HTTPResult {
+        try await Self.onOwnThread { try self.readResponseNow() }
+    }
+
+    private func readResponseNow() throws -> HTTPResult {
         while true {
             if let response = try takeResponse() { return response }
             guard try fill() else {
@@ -64,10 +76,21 @@ public final class RawHTTPConnection: @unchecked Sendable {
 
     /// Reads until the server closes the connection; answers the bytes that came after the last response
     /// read. Throws if the connection is still open after the timeout.
-    public func readToEnd() throws -> [UInt8] {
+    public func readToEnd() async throws -> [UInt8] {
+        try await Self.onOwnThread { try self.readToEndNow() }
+    }
+
+    private func readToEndNow() throws -> [UInt8] {
         while try fill() {}
         defer { received = []; start = 0 }
         return Array(received[start...])
+    }
+
+    /// Runs a blocking call on a new thread.
+    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
     }
 
     /// Reads once more from the socket; false at end of stream.

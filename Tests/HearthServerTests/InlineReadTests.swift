@@ -153,19 +153,19 @@ import Testing
             let auth = "Authorization: Bearer \(server.adminKey)\r\n"
             let body = #"{"v": 2}"#
             let raw = try RawHTTPConnection(port: server.port)
-            try raw.send("PUT /v1/docs/c/x HTTP/1.1\r\nHost: t\r\n\(auth)Content-Type: application/json\r\n"
+            try await raw.send("PUT /v1/docs/c/x HTTP/1.1\r\nHost: t\r\n\(auth)Content-Type: application/json\r\n"
                          + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
                          + "GET /v1/docs/c/x HTTP/1.1\r\nHost: t\r\n\(auth)\r\n"
                          + "GET /v1/docs/c/x HTTP/1.1\r\nHost: t\r\n\(auth)\r\n")
             for i in 0..<3 {
-                let response = try raw.readResponse()
+                let response = try await raw.readResponse()
                 #expect(response.status == 200)
                 #expect(response.json?["data"]?["v"] == .int(2), "answer \(i): \(response.text)")
             }
             // Once the routed answer is out, the connection's reads are answered inline again.
             let before = try await Self.metric("hearth_inline_reads_total", server) ?? 0
-            try raw.send("GET /v1/docs/c/x HTTP/1.1\r\nHost: t\r\n\(auth)\r\n")
-            #expect(try raw.readResponse().json?["data"]?["v"] == .int(2))
+            try await raw.send("GET /v1/docs/c/x HTTP/1.1\r\nHost: t\r\n\(auth)\r\n")
+            #expect(try await raw.readResponse().json?["data"]?["v"] == .int(2))
             #expect(try await Self.metric("hearth_inline_reads_total", server) == before + 1)
         }
     }
@@ -175,12 +175,12 @@ import Testing
         try await TestServer.with { server, client in
             #expect(try await client.put("/v1/docs/c/x", #"{"v": 1}"#).status == 200)
             let raw = try RawHTTPConnection(port: server.port, timeout: 5)
-            try raw.send("GET /v1/docs/c/x HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(server.adminKey)\r\n"
+            try await raw.send("GET /v1/docs/c/x HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(server.adminKey)\r\n"
                          + "Connection: close\r\n\r\n")
-            let response = try raw.readResponse()
+            let response = try await raw.readResponse()
             #expect(response.status == 200)
             #expect(response.header("ETag") != nil)
-            #expect(try raw.readToEnd().isEmpty)
+            #expect(try await raw.readToEnd().isEmpty)
             #expect(try await Self.metric("hearth_inline_reads_total", server) == 1)
         }
     }
@@ -208,13 +208,13 @@ extension InlineReadTests {
             let total = 1_500
             let raw = try RawHTTPConnection(port: server.port, timeout: 30, receiveBuffer: 65_536)
             let request = "GET /v1/docs/c/big HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(server.adminKey)\r\n\r\n"
-            let sender = Task.detached { try raw.send(String(repeating: request, count: total)) }
+            let sender = Task { try await raw.send(String(repeating: request, count: total)) }
             try await Task.sleep(for: .seconds(2))
             let answered = try await Self.metric("hearth_inline_reads_total", server) ?? 0
             #expect(answered > 0 && answered < Double(total / 2), "\(answered) answers made for a client reading none")
             // Once the client reads, every request is answered, in order.
             for _ in 0..<total {
-                let response = try raw.readResponse()
+                let response = try await raw.readResponse()
                 guard response.status == 200 else {
                     Issue.record("status \(response.status): \(response.text.prefix(200))")
                     break

@@ -9,6 +9,8 @@ local body = os.getenv("BENCH_BODY")
 
 dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "common.lua")
 
-function request()
-  return wrk.format(method, path, wrk.headers, body)
-end
+-- Every request is the same, so no request() function: wrk then builds the request once and sends its bytes
+-- again and again, instead of calling into Lua to format each one (CPU taken from the servers otherwise).
+wrk.method = method
+wrk.path = path
+wrk.body = body
