@@ -24,23 +24,16 @@ public struct ReadContext {
                               updateTime: Timestamp(microseconds: s.int(2)))
     }
 
-    /// Up to `limit` documents of a collection with ids after `afterID`, in id order.
+    /// Up to `limit` documents of a collection with ids after `afterID`, in id order: the collection's query
+    /// in its default (`__name__`) order, served from the field index's name entries.
     public func documents(in collection: CollectionPath, after afterID: String?, limit: Int) throws -> [StoredDocument] {
-        let s = try connection.prepare(
-            "SELECT path, data, create_time, update_time FROM documents WHERE parent = ? AND path > ? ORDER BY path LIMIT ?")
-        defer { s.reset() }
-        let parent = collection.description
-        s.bind(1, parent)
-        s.bind(2, afterID.map { parent + "/" + $0 } ?? parent + "/")
-        s.bind(3, Int64(limit))
-        var out: [StoredDocument] = []
-        while try s.step() {
-            out.append(StoredDocument(
-                path: DocumentPath(uncheckedSegments: collection.segments + [String(s.text(0).utf8.dropFirst(parent.utf8.count + 1))!]),
-                data: s.blob(1), createTime: Timestamp(microseconds: s.int(2)), updateTime: Timestamp(microseconds: s.int(3))))
+        var query = Query(source: .collection(collection), limit: limit)
+        if let afterID {
+            // A position, not a document: the page's last document may have been deleted since.
+            let after = DocumentPath(uncheckedSegments: collection.segments + [afterID])
+            query.start = Query.Cursor(.values([.reference(after)]), inclusive: false)
         }
-        statistics?.addScanned(out.count)
-        return out
+        return try runQuery(query)
     }
 
     /// The paths of every document strictly below a document (in its subcollections, at any depth).

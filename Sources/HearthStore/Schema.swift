@@ -147,6 +147,14 @@ enum Schema {
         ) WITHOUT ROWID;
         INSERT OR IGNORE INTO nested_groups SELECT DISTINCT collection_id FROM documents WHERE instr(parent, '/') > 0;
         """,
+        // Collections are listed, and collection groups queried, through the field index (its `__name__`
+        // entries); only rare start-up work (building a newly declared composite index) reads documents by
+        // collection id, and a full scan serves it. Each of these indexes cost every document write one
+        // more page written at a random place.
+        """
+        DROP INDEX documents_by_parent;
+        DROP INDEX documents_by_group;
+        """,
     ]
 
     /// The schema version that created the field index.

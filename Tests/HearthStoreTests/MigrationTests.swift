@@ -26,12 +26,20 @@ import Testing
         // Back to the schema before the field index (and the revocation log and composite indexes after it).
         try raw.execute("""
             DROP TRIGGER auth_sessions_revoked; DROP TRIGGER auth_users_disabled; DROP TRIGGER auth_sessions_deleted;
-            DROP TABLE auth_revocations; DROP TABLE composite_indexes; DROP TABLE nested_groups; DROP TABLE field_index; PRAGMA user_version = \(Schema.fieldIndexVersion - 1)
+            DROP TABLE auth_revocations; DROP TABLE composite_indexes; DROP TABLE nested_groups; DROP TABLE field_index;
+            CREATE INDEX documents_by_parent ON documents(parent, path); CREATE INDEX documents_by_group ON documents(collection_id, path);
+            PRAGMA user_version = \(Schema.fieldIndexVersion - 1)
             """)
 
         store = try Store(configuration: configuration)
-        store.close()
+        defer { store.close() }
         #expect(try raw.scalarInt("PRAGMA user_version") == Int64(Schema.migrations.count))
         #expect(try raw.scalarInt("SELECT count(*) FROM field_index") == indexed)
+        // Listing, now served by the field index, finds every document, the empty one too; the old
+        // document indexes are gone.
+        let things = try CollectionPath("things")
+        #expect(try await store.read { try $0.documents(in: things, after: nil, limit: 10).map(\.path.id) } == ["t0", "t1", "t2"])
+        #expect(try await store.read { try $0.documents(in: things, after: "t0", limit: 1).map(\.path.id) } == ["t1"])
+        #expect(try raw.scalarInt("SELECT count(*) FROM sqlite_master WHERE name LIKE 'documents_by_%'") == 0)
     }
 }
