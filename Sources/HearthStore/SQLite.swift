@@ -17,8 +17,14 @@ public final class SQLiteConnection: @unchecked Sendable {
     let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
 
+    /// Process-wide SQLite settings, applied once before the first connection opens.
+    private static let configured: Void = {
+        _ = hearth_sqlite3_disable_memstatus()
+    }()
+
     /// Opens (creating if needed) the database file.
     public init(path: String, readOnly: Bool = false) throws {
+        _ = Self.configured
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
