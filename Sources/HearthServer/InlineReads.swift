@@ -237,24 +237,24 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
             guard let read = pending, let encoder else { return context.fireChannelRead(data) }
             pending = nil
             let reply: JSONReply
-            let route: String
+            let routeName: String
             switch read.target {
             case .document(let path):
                 reply = reads.answer(read, path, adminHeader: &adminHeader)
-                route = InlineReads.route
+                routeName = InlineReads.route
                 reads.metrics.inlineReads.increment()
             case .query:
                 guard let answer = reads.answerQuery(read, body: body, adminHeader: &adminHeader) else {
-                    self.route(read, context: context)
+                    route(read, context: context)
                     return context.fireChannelRead(wrapInboundOut(.end(trailers)))
                 }
                 body = nil
                 reply = answer
-                route = InlineReads.queryRoute
+                routeName = InlineReads.queryRoute
                 reads.metrics.inlineQueries.increment()
             }
             write(reply, closing: read.closing, to: encoder, context: context)
-            reads.metrics.record(route: route, method: read.head.method, status: reply.status, duration: .now - read.start)
+            reads.metrics.record(route: routeName, method: read.head.method, status: reply.status, duration: .now - read.start)
         }
     }
 
