@@ -71,7 +71,7 @@ struct InlineReads: Sendable {
             return nil
         }
         // One pass over the headers (the subscript joins repeated fields into a new string each time).
-        var authorization: String?, connection: String?, contentType: String?
+        var authorization: String?, connection: String?, contentType: String?, contentLength: String?
         for field in head.headerFields {
             if field.name == .authorization {
                 authorization = authorization.map { $0 + ", " + field.value } ?? field.value
@@ -79,10 +79,17 @@ struct InlineReads: Sendable {
                 connection = connection.map { $0 + ", " + field.value } ?? field.value
             } else if field.name == .contentType {
                 contentType = contentType.map { $0 + ", " + field.value } ?? field.value
+            } else if field.name == .contentLength {
+                contentLength = contentLength.map { $0 + ", " + field.value } ?? field.value
             }
         }
         if authorization != nil, !authenticatesImmediately { return nil }
-        if case .query = target, let contentType, !Self.isJSON(contentType) { return nil }
+        if case .query = target {
+            if let contentType, !Self.isJSON(contentType) { return nil }
+            // A body announced as too large to hold here goes to the router at once (which refuses one over
+            // 10 MiB from this header alone, before any of it arrives).
+            if let contentLength, (Int(contentLength) ?? .max) > Self.maxQueryBody { return nil }
+        }
         return Read(head: head, target: target, authorization: authorization, closing: connection == "close", start: .now)
     }
 

@@ -137,6 +137,19 @@ import Testing
         }.sorted()
     }
 
+    /// A query whose `Content-Length` is over the body limit is refused at once, from its head, as the
+    /// router does: the handler does not wait for a body it would not hold.
+    @Test func anAnnouncedOversizedBodyIsRefusedBeforeItArrives() async throws {
+        try await TestServer.with { server, _ in
+            let raw = try RawHTTPConnection(port: server.port, timeout: 5)
+            try await raw.send("POST /v1/query HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(server.adminKey)\r\n"
+                               + "Content-Type: application/json\r\nContent-Length: \(11 * 1024 * 1024)\r\n\r\n{\"from\": ")
+            let response = try await raw.readResponse()
+            #expect(response.status == 413, "\(response.text)")
+            #expect(response.json?["error"]?["code"] == .string("payload-too-large"))
+        }
+    }
+
     /// The first document's `v` in a query's answer.
     static func firstV(_ response: HTTPResult) -> JSON? {
         guard case .array(let documents)? = response.json?["documents"] else { return nil }
