@@ -150,6 +150,19 @@ import Testing
         }
     }
 
+    /// A query answered inline is logged at the request log level with a request id, as routed ones are.
+    @Test func inlineQueriesAreLoggedWithARequestID() async throws {
+        let logs = LogCapture()
+        let configure: (inout ServerConfiguration) -> Void = { $0.requestLogLevel = .warning; $0.logHandlerFactory = logs.factory }
+        try await TestServer.with(configure: configure) { (server: TestServer, client: HearthClient) async throws in
+            #expect(try await client.post("/v1/query", #"{"from": "c", "limit": 1}"#).status == 200)
+            #expect(try await InlineReadTests.metric("hearth_inline_queries_total", server) == 1)
+            let line = logs.text.split(separator: "\n").first { $0.contains("Request") && $0.contains("/v1/query") }
+            #expect(line?.contains("hb.request.id=") == true, "\(logs.text)")
+            #expect(line?.contains("hb.request.method=POST") == true, "\(logs.text)")
+        }
+    }
+
     /// The first document's `v` in a query's answer.
     static func firstV(_ response: HTTPResult) -> JSON? {
         guard case .array(let documents)? = response.json?["documents"] else { return nil }
