@@ -7,8 +7,9 @@ import HearthCore
 ///
 /// Exact for this process's writes: the writer drops every document it changed right after its commit,
 /// before any of the commit's writes is acknowledged. A read that was under way while its document changed
-/// may hold the older state, so what it read is not kept. Another process writing the same database file
-/// is seen within `lifetime`, after which an entry is read again.
+/// may hold the older state, so what it read is not kept. Another process's writes to the same database
+/// file are dropped when the syncer finds them in the change log (within `Syncer.foreignPollInterval`);
+/// `lifetime`, after which an entry is read again anyway, is the backstop.
 ///
 /// Bounded in entries and in stored bytes; documents larger than `maxDocumentBytes` are decoded each time.
 final class DecodedDocumentCache: @unchecked Sendable {

@@ -26,6 +26,12 @@ extension ReadContext {
         return LogPosition(sequence: sequence, commitTime: Timestamp(microseconds: latest))
     }
 
+    /// The highest sequence number the change log has used (0 before the first change), whichever process
+    /// logged it, read in a transaction of its own.
+    static func lastSequence(on connection: SQLiteConnection) throws -> Int64 {
+        try connection.scalarInt("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0)") ?? 0
+    }
+
     /// The oldest sequence number the change log still holds, or nil when it is empty.
     public func oldestRetainedSequence() throws -> Int64? {
         try connection.scalarInt("SELECT min(seq) FROM changes")

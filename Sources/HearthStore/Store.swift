@@ -112,9 +112,9 @@ public final class Store: Sendable {
         commitHook = hook
         let checkpointConnection = try SQLiteConnection(path: path)
         try checkpointConnection.execute("PRAGMA synchronous=NORMAL")
-        let syncer = Syncer(databasePath: path, directory: configuration.dataDirectory,
-                            syncWAL: configuration.synchronous == .full, limits: configuration.walLimits, hook: hook,
-                            checkpointConnection: checkpointConnection, logger: logger)
+        let syncer = try Syncer(databasePath: path, directory: configuration.dataDirectory,
+                                syncWAL: configuration.synchronous == .full, limits: configuration.walLimits, hook: hook,
+                                checkpointConnection: checkpointConnection, documentCache: documentCache, logger: logger)
         self.syncer = syncer
         state.installWALHook(syncer)
         var pointConnections: [SQLiteConnection] = []
@@ -367,29 +367,33 @@ final class WriterState: @unchecked Sendable {
             states.append(state)
         }
         current = nil
-        var commitError: (any Error)?
-        do {
-            if !changes.isEmpty {
-                commitsSinceTrim += 1
-                if commitsSinceTrim >= 100 {
-                    commitsSinceTrim = 0
-                    try trimChangeLog()
+        syncer.committing { handOver in
+            var commitError: (any Error)?
+            do {
+                if !changes.isEmpty {
+                    commitsSinceTrim += 1
+                    if commitsSinceTrim >= 100 {
+                        commitsSinceTrim = 0
+                        try trimChangeLog()
+                    }
                 }
+                try connection.prepare("COMMIT").run()
+            } catch {
+                logger.error("commit failed", metadata: ["error": "\(error)"])
+                try? connection.execute("ROLLBACK")
+                commitError = HearthError.internal()
             }
-            try connection.prepare("COMMIT").run()
-        } catch {
-            logger.error("commit failed", metadata: ["error": "\(error)"])
-            try? connection.execute("ROLLBACK")
-            commitError = HearthError.internal()
-        }
-        if commitError == nil && !changes.isEmpty { documentCache.invalidate(changes) }
-        if syncer.syncsWAL {
-            // Acknowledge only once the batch is durable: the syncer syncs the WAL, then runs these in order.
-            let completions: [() -> Void] = states.map { state in { state.onCommit?(state.failed ? nil : commitError) } }
-            syncer.enqueue(Syncer.Batch(completions: completions, changes: commitError == nil ? changes : []))
-        } else {
-            for state in states { state.onCommit?(state.failed ? nil : commitError) }
-            if commitError == nil && !changes.isEmpty { syncer.publish(changes) }
+            // With the changes other processes logged since the last hand-over first, in the log's order.
+            let published = commitError == nil ? handOver(changes, connection) : []
+            if !published.isEmpty { documentCache.invalidate(published) }
+            if syncer.syncsWAL {
+                // Acknowledge only once the batch is durable: the syncer syncs the WAL, then runs these in order.
+                let completions: [() -> Void] = states.map { state in { state.onCommit?(state.failed ? nil : commitError) } }
+                syncer.enqueue(Syncer.Batch(completions: completions, changes: published))
+            } else {
+                for state in states { state.onCommit?(state.failed ? nil : commitError) }
+                if !published.isEmpty { syncer.publish(published) }
+            }
         }
         if wantsCheckpoint {
             syncer.checkpoint(connection, mode: "TRUNCATE")
@@ -415,12 +419,12 @@ final class WriterState: @unchecked Sendable {
     }
 }
 
-/// Connections any thread may borrow for a moment.
 /// A read run with `Store.boundedRead` needed more work than its bound.
 public struct ReadBudgetExceeded: Error {
     public init() {}
 }
 
+/// Connections any thread may borrow for a moment.
 final class ConnectionPool: @unchecked Sendable {
     private let condition = NSCondition()
     private var free: [SQLiteConnection]

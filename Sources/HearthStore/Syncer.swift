@@ -19,6 +19,11 @@ import Glibc
 /// At `normal` durability nothing waits for a sync, but this thread still syncs the WAL in the background
 /// at most `backgroundSyncInterval` after a commit, so a power loss can cost at most that window of
 /// acknowledged writes (SQLite's own `NORMAL` syncs only at checkpoints).
+///
+/// It is also where changes reach the commit hook (the listeners' feed), strictly in the change log's order,
+/// each once, including changes that another process (`hearth fixtures load`, `hearth users ...`) committed
+/// to the same database: the writer hands over the rows logged between its last batch and its new one with
+/// that batch, and this thread looks for such rows every `foreignPollInterval` when nothing else happens.
 final class Syncer: @unchecked Sendable {
     struct Batch {
         let completions: [() -> Void]
@@ -27,6 +32,14 @@ final class Syncer: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var pending: [Batch] = []
+    /// Held by whoever hands changes to the hook (the writer from just before its `COMMIT`, the poll), so
+    /// that every change is handed over once and in order.
+    private let sequenceLock = NSLock()
+    /// The change log's sequence number of the last change handed over.
+    private var lastHandedOver: Int64
+    /// How often this thread looks for changes another process committed, when idle.
+    static let foreignPollInterval: TimeInterval = 0.25
+    private let documentCache: DecodedDocumentCache
     private var stopping = false
     private var stopped = false
     private var walPages: Int32 = 0
@@ -52,7 +65,10 @@ final class Syncer: @unchecked Sendable {
     private var lastWALPages: Int32 = 0
 
     init(databasePath: String, directory: String, syncWAL: Bool, limits: Store.Configuration.WALLimits,
-         hook: CommitHookBox, checkpointConnection: SQLiteConnection, logger: Logger) {
+         hook: CommitHookBox, checkpointConnection: SQLiteConnection, documentCache: DecodedDocumentCache,
+         logger: Logger) throws {
+        lastHandedOver = try ReadContext.lastSequence(on: checkpointConnection)
+        self.documentCache = documentCache
         self.limits = limits
         walPath = databasePath + "-wal"
         self.directory = directory
@@ -73,9 +89,54 @@ final class Syncer: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Publishes changes that need no sync first (`normal` durability), in commit order.
+    /// Runs the writer's `COMMIT` and the hand-over of its batch as one step for the hook: `body` commits,
+    /// then hands its batch's changes (and acknowledgements) over with `handOver`, which puts first the
+    /// changes other processes logged since the last hand-over. A poll waits meanwhile, so it can neither
+    /// take this batch's rows for another process's nor hand over later rows before them.
+    func committing<T>(_ body: (_ handOver: (_ changes: [ChangeRecord], _ connection: SQLiteConnection) -> [ChangeRecord]) -> T) -> T {
+        sequenceLock.lock()
+        defer { sequenceLock.unlock() }
+        return body { changes, connection in
+            guard let first = changes.first?.sequence else { return changes }
+            var all = changes
+            if first > lastHandedOver + 1 {
+                let foreign = (try? ReadContext(connection: connection, composites: CompositeIndexes([]))
+                    .changes(after: lastHandedOver, through: first - 1)) ?? []
+                all = foreign + changes
+            }
+            lastHandedOver = changes.last!.sequence
+            return all
+        }
+    }
+
+    /// Publishes changes that need no sync first (`normal` durability), in commit order. Called inside
+    /// `committing`.
     func publish(_ changes: [ChangeRecord]) {
         hook.call(changes)
+    }
+
+    /// Hands over the changes other processes committed since the last hand-over, if any.
+    private func pollForeignChanges() {
+        sequenceLock.lock()
+        defer { sequenceLock.unlock() }
+        let foreign: [ChangeRecord]
+        do {
+            let reader = ReadContext(connection: checkpointConnection, composites: CompositeIndexes([]))
+            let latest = try ReadContext.lastSequence(on: checkpointConnection)
+            guard latest > lastHandedOver else { return }
+            foreign = try reader.changes(after: lastHandedOver, through: latest)
+            lastHandedOver = latest
+        } catch {
+            logger.warning("cannot read the change log for other processes' changes", metadata: ["error": "\(error)"])
+            return
+        }
+        guard !foreign.isEmpty else { return }
+        documentCache.invalidate(foreign)
+        if syncWAL {
+            enqueue(Batch(completions: [], changes: foreign))
+        } else {
+            hook.call(foreign)
+        }
     }
 
     /// Told by SQLite's WAL hook how large the WAL is after each commit.
@@ -123,9 +184,18 @@ final class Syncer: @unchecked Sendable {
     }
 
     private func loop() {
+        var nextPoll = Date(timeIntervalSinceNow: Self.foreignPollInterval)
         while true {
             condition.lock()
-            while pending.isEmpty && !stopping && walPages < limits.checkpointPages && !dirty { condition.wait() }
+            while pending.isEmpty && !stopping && walPages < limits.checkpointPages && !dirty {
+                if !condition.wait(until: nextPoll) { break }
+            }
+            if Date() >= nextPoll {
+                condition.unlock()
+                pollForeignChanges()
+                nextPoll = Date(timeIntervalSinceNow: Self.foreignPollInterval)
+                condition.lock()
+            }
             var backgroundSync = false
             if dirty && pending.isEmpty && !stopping && walPages < limits.checkpointPages {
                 // Let commits gather for one interval, then sync them all at once.
