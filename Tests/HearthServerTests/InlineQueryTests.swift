@@ -76,24 +76,14 @@ import Testing
     /// sign-ups and queries in the same order: every answer must match (times aside), and so must the
     /// request counts on `/metrics`.
     @Test func inlineAndRoutedQueriesAnswerTheSame() async throws {
-        let file = try RulesHTTPTests.writeRules(Self.rules)
-        let inline = try await TestServer.start { $0.rulesFile = file }
-        let routed = try await TestServer.start { $0.rulesFile = file; $0.inlineReads = false }
-        var transcripts: [[String]] = []
-        for server in [inline, routed] {
-            transcripts.append(try await Self.transcript(server))
-        }
-        #expect(transcripts[0].count == transcripts[1].count)
-        for (a, b) in zip(transcripts[0], transcripts[1]) {
-            #expect(a == b)
-        }
+        let (inline, routed) = try await InlineReadTests.inlineAndRouted(rules: Self.rules, Self.transcript)
         // Each case is sent twice, before and after the leaver's session is revoked: the leaver's query is
         // answered inline the first time.
         let inlineCount = Self.cases(user: "", userID: "", revoked: "", revokedID: "").filter(\.inline).count * 2 + 1
         let answeredInline = try await InlineReadTests.metric("hearth_inline_queries_total", inline)
         #expect(answeredInline == Double(inlineCount))
         #expect(try await InlineReadTests.metric("hearth_inline_queries_total", routed) == 0)
-        #expect(try await Self.requestCounts(inline) == Self.requestCounts(routed))
+        #expect(try await InlineReadTests.requestCounts(inline, route: "/v1/query") == InlineReadTests.requestCounts(routed, route: "/v1/query"))
         await inline.stop()
         await routed.stop()
     }
@@ -127,14 +117,6 @@ import Testing
         }
         await admin.close()
         return lines
-    }
-
-    /// `hearth_http_requests_total` lines of the query route, and the latency histogram's counts.
-    static func requestCounts(_ server: TestServer) async throws -> [String] {
-        try await InlineReadTests.metricsText(server).split(separator: "\n").map(String.init).filter {
-            ($0.hasPrefix("hearth_http_requests_total{") || $0.hasPrefix("hearth_http_request_duration_seconds_count{"))
-                && $0.contains("route=\"/v1/query\"")
-        }.sorted()
     }
 
     /// A query whose `Content-Length` is over the body limit is refused at once, from its head, as the
