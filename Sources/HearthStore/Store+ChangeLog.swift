@@ -39,6 +39,11 @@ extension ReadContext {
 
     /// The logged changes with `after < seq <= through`, in order.
     public func changes(after: Int64, through: Int64) throws -> [ChangeRecord] {
+        try Self.changes(on: connection, after: after, through: through)
+    }
+
+    /// The logged changes with `after < seq <= through`, in order, read on any connection.
+    static func changes(on connection: SQLiteConnection, after: Int64, through: Int64) throws -> [ChangeRecord] {
         let s = try connection.prepare(
             "SELECT seq, commit_time, path, data, create_time, update_time FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq")
         defer { s.reset() }

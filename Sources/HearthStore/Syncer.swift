@@ -100,13 +100,27 @@ final class Syncer: @unchecked Sendable {
             guard let first = changes.first?.sequence else { return changes }
             var all = changes
             if first > lastHandedOver + 1 {
-                let foreign = (try? ReadContext(connection: connection, composites: CompositeIndexes([]))
-                    .changes(after: lastHandedOver, through: first - 1)) ?? []
-                all = foreign + changes
+                do {
+                    let foreign = try ReadContext.changes(on: connection, after: lastHandedOver, through: first - 1)
+                    warnIfTrimmed(foreign, after: lastHandedOver, through: first - 1)
+                    all = foreign + changes
+                } catch {
+                    logger.error("cannot read other processes' changes from the change log; listeners miss them",
+                                 metadata: ["after": "\(lastHandedOver)", "through": "\(first - 1)", "error": "\(error)"])
+                }
             }
             lastHandedOver = changes.last!.sequence
             return all
         }
+    }
+
+    /// Another process that logs more changes than the log keeps (`Store.Configuration.changeLogRetention`)
+    /// between two looks trims some before this server reads them: listeners miss those. Said, not hidden.
+    private func warnIfTrimmed(_ foreign: [ChangeRecord], after: Int64, through: Int64) {
+        let first = foreign.first?.sequence ?? through + 1
+        guard first > after + 1 else { return }
+        logger.warning("changes another process made were trimmed from the change log before this server read them; listeners missed them",
+                       metadata: ["missed": "\(first - after - 1)"])
     }
 
     /// Publishes changes that need no sync first (`normal` durability), in commit order. Called inside
@@ -121,10 +135,10 @@ final class Syncer: @unchecked Sendable {
         defer { sequenceLock.unlock() }
         let foreign: [ChangeRecord]
         do {
-            let reader = ReadContext(connection: checkpointConnection, composites: CompositeIndexes([]))
             let latest = try ReadContext.lastSequence(on: checkpointConnection)
             guard latest > lastHandedOver else { return }
-            foreign = try reader.changes(after: lastHandedOver, through: latest)
+            foreign = try ReadContext.changes(on: checkpointConnection, after: lastHandedOver, through: latest)
+            warnIfTrimmed(foreign, after: lastHandedOver, through: latest)
             lastHandedOver = latest
         } catch {
             logger.warning("cannot read the change log for other processes' changes", metadata: ["error": "\(error)"])
