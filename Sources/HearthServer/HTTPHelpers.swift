@@ -32,6 +32,12 @@ struct JSONReply {
     }
 }
 
+/// Whether a `Content-Type` names JSON (`application/json`, any parameters, any case): what request bodies
+/// must be.
+func isJSONContentType(_ contentType: String) -> Bool {
+    contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } == "application/json"
+}
+
 /// A JSON response from already-encoded bytes.
 func jsonResponse(_ bytes: [UInt8], status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) -> Response {
     JSONReply(bytes, status: status, headers: extra).response
@@ -50,11 +56,8 @@ extension Request {
     /// Reads the body as JSON: refuses non-JSON content types (415) and bodies over 10 MiB (413, checked
     /// from `Content-Length` before reading and again while streaming). An empty body reads as `{}`.
     mutating func jsonBody(context: some RequestContext) async throws -> JSON {
-        if let type = headers[.contentType] {
-            let mediaType = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-            if mediaType != "application/json" {
-                throw HearthError(.unsupportedMediaType, "Content-Type must be application/json, got '\(type.prefix(100))'")
-            }
+        if let type = headers[.contentType], !isJSONContentType(type) {
+            throw HearthError(.unsupportedMediaType, "Content-Type must be application/json, got '\(type.prefix(100))'")
         }
         if let length = headers[.contentLength].flatMap({ Int($0) }), length > Limits.maxRequestBody {
             throw HearthError.payloadTooLarge("request body of \(length) bytes is over the \(Limits.maxRequestBody)-byte (10 MiB) limit")

@@ -85,18 +85,12 @@ struct InlineReads: Sendable {
         }
         if authorization != nil, !authenticatesImmediately { return nil }
         if case .query = target {
-            if let contentType, !Self.isJSON(contentType) { return nil }
+            if let contentType, !isJSONContentType(contentType) { return nil }
             // A body announced as too large to hold here goes to the router at once (which refuses one over
             // 10 MiB from this header alone, before any of it arrives).
             if let contentLength, (Int(contentLength) ?? .max) > Self.maxQueryBody { return nil }
         }
         return Read(head: head, target: target, authorization: authorization, closing: connection == "close", start: .now)
-    }
-
-    /// Whether a `Content-Type` is one `Request.jsonBody` takes.
-    static func isJSON(_ contentType: String) -> Bool {
-        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        return mediaType == "application/json"
     }
 
     static let queryRoute = "/v1/query"
