@@ -20,27 +20,36 @@ final class AccessState {
         let segments: ArraySlice<String>
     }
 
-    /// The documents read so far; at most `limit` of them, so a list is quicker than hashing paths.
-    var cache: [(key: Key, document: Document?)] = []
+    /// The documents read so far; at most `limit` of them, so a list is quicker than hashing paths. Most
+    /// requests read one, kept apart so that it needs no array.
+    private var first: (key: Key, document: Document?)?
+    private var others: [(key: Key, document: Document?)] = []
     var count = 0
     let limit: Int
 
     init(limit: Int) { self.limit = limit }
 
     func cached(_ key: Key) -> Document?? {
-        for entry in cache where entry.key == key { return .some(entry.document) }
+        guard let first else { return nil }
+        if first.key == key { return .some(first.document) }
+        for entry in others where entry.key == key { return .some(entry.document) }
         return nil
+    }
+
+    func remember(_ key: Key, _ document: Document?) {
+        if first == nil { first = (key, document) } else { others.append((key, document)) }
     }
 }
 
-/// Where evaluation is: the variables in scope and the functions visible from here.
+/// Where evaluation is: the local variables in scope (a function's parameters and `let`s) and the functions
+/// visible from here. The wildcards, `request` and `resource` are the evaluator's, seen from every frame.
 struct Frame {
     var variables: [(name: String, value: RulesValue)]
     var functions: [String: Int]
 
-    func lookup(_ name: String) -> RulesValue? {
-        for v in variables.reversed() where v.name == name { return v.value }
-        return nil
+    init(functions: [String: Int]) {
+        variables = []
+        self.functions = functions
     }
 }
 
@@ -48,18 +57,48 @@ struct Frame {
 final class Evaluator {
     let program: RulesProgram
     let lookup: any RulesDocumentLookup
-    let accessState: AccessState
-    /// `request`, `resource` and the wildcard bindings of the current `allow`: what function bodies also see.
-    var globals: [(name: String, value: RulesValue)] = []
+    /// The reads shared by a batch's requests; a single request makes its own when a rule first reads.
+    private let sharedAccess: AccessState?
+    private lazy var accessState = sharedAccess ?? AccessState(limit: request.accessCallLimit)
+    /// The wildcard bindings of the `allow` being evaluated, outermost match first: function bodies see them too.
+    var bindings: [(name: String, value: RulesValue)] = []
+    /// `resource` for the `allow`s being evaluated, or nil to make it from the request when first read.
+    var resource: RulesValue?
+    /// The request decided, for `request` and `resource`.
+    private let request: RulesRequest
+    /// `request`, made when a rule first reads it.
+    private var requestValue: RulesValue?
     var expressionsEvaluated = 0
     var callDepth = 0
     var regexBudget = RulesLimits.maxRegexSteps
     var regexCache: [String: Regex] = [:]
 
-    init(program: RulesProgram, lookup: any RulesDocumentLookup, access: AccessState) {
+    init(program: RulesProgram, request: RulesRequest, lookup: any RulesDocumentLookup, access: AccessState?) {
         self.program = program
+        self.request = request
         self.lookup = lookup
-        self.accessState = access
+        self.sharedAccess = access
+    }
+
+    /// The value of a variable: a local of `frame`, else a wildcard, else `request` or `resource`.
+    func variable(_ name: String, _ frame: Frame) -> RulesValue? {
+        for v in frame.variables.reversed() where v.name == name { return v.value }
+        for v in bindings.reversed() where v.name == name { return v.value }
+        switch name {
+        case "request":
+            if let requestValue { return requestValue }
+            let value = RulesValue.lazy(LazyRequest(request))
+            requestValue = value
+            return value
+        case "resource":
+            if let resource { return resource }
+            let value: RulesValue = request.resource.map { .lazy(LazyResource($0)) }
+                ?? request.storedResource.map { .lazy(LazyStoredResource($0)) } ?? .null
+            resource = value
+            return value
+        default:
+            return nil
+        }
     }
 
     /// Evaluates an expression to a value with no lazy map at its top, as every operator and built-in expects.
@@ -84,7 +123,7 @@ final class Evaluator {
         case .bytes(let b): return .bytes(b)
         case .invalid: throw EvalError("invalid expression")
         case .identifier(let name):
-            if let v = frame.lookup(name) { return v }
+            if let v = variable(name, frame) { return v }
             throw EvalError("unknown variable '\(name)'")
         case .list(let items):
             var out: [RulesValue] = []
@@ -454,10 +493,18 @@ final class Evaluator {
                 for a in argExprs { args.append(try evalLazily(a, frame)) }
                 return try callFunction(index, args)
             }
+            if argExprs.count == 1, let after = Self.accessFunctions[name] {
+                // The document reads, without an argument list.
+                let path = try eval(argExprs[0], frame)
+                if path.isUnknown { return .unknown }
+                let doc = try access(path, after: after)
+                if name.utf8.first == UInt8(ascii: "g") { return doc.map { .lazy(LazyResource($0)) } ?? .null }
+                return .bool(doc != nil)
+            }
             for a in argExprs { args.append(try eval(a, frame)) }
             return try callGlobal(name, args)
         case .member(let receiver, let method):
-            if case .identifier(let ns) = receiver.kind, Builtins.namespaces[ns] != nil, frame.lookup(ns) == nil {
+            if case .identifier(let ns) = receiver.kind, Builtins.namespaces[ns] != nil, variable(ns, frame) == nil {
                 var args: [RulesValue] = []
                 for a in argExprs { args.append(try eval(a, frame)) }
                 return try callNamespace(ns, method, args)
@@ -481,7 +528,10 @@ final class Evaluator {
         }
         callDepth += 1
         defer { callDepth -= 1 }
-        var frame = Frame(variables: globals, functions: f.scope)
+        var frame = Frame(functions: f.scope)
+        if !f.parameters.isEmpty || !f.bindings.isEmpty {
+            frame.variables.reserveCapacity(f.parameters.count + f.bindings.count)
+        }
         for (p, v) in zip(f.parameters, args) { frame.variables.append((p, v)) }
         for binding in f.bindings {
             let v = try evalLazily(binding.value, frame)
@@ -491,6 +541,9 @@ final class Evaluator {
     }
 
     // MARK: Document access
+
+    /// `get`, `exists`, `getAfter`, `existsAfter`: whether each reads the state after the pending writes.
+    static let accessFunctions = ["get": false, "exists": false, "getAfter": true, "existsAfter": true]
 
     /// `get`, `exists`, `getAfter`, `existsAfter`.
     func access(_ path: RulesValue, after: Bool) throws(EvalError) -> Document? {
@@ -522,7 +575,7 @@ final class Evaluator {
         } catch {
             throw EvalError("could not read \(docPath)")
         }
-        accessState.cache.append((key, doc))
+        accessState.remember(key, doc)
         return doc
     }
 }

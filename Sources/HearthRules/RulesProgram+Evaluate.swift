@@ -12,8 +12,7 @@ enum PathElement: Sendable, Equatable {
 extension RulesProgram {
     /// Decides one request: allowed when any matching `allow` for its method is definitely true.
     public func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup) -> RulesDecision {
-        let access = AccessState(limit: request.accessCallLimit)
-        return evaluate(request, lookup: lookup, access: access)
+        evaluate(request, lookup: lookup, access: nil)
     }
 
     /// Decides every write of a batch or transaction; the writes share one budget of
@@ -23,19 +22,19 @@ extension RulesProgram {
         return requests.map { evaluate($0, lookup: lookup, access: access) }
     }
 
-    private func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, access: AccessState) -> RulesDecision {
+    private func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, access: AccessState?) -> RulesDecision {
         let elements = Self.pathElements(for: request)
         var candidates: [Candidate] = []
         var budget = RulesLimits.maxMatchBindings
         var bindings: [(name: String, value: RulesValue)] = []
+        bindings.reserveCapacity(4)
         for root in roots {
             collect(root, elements[...], &bindings, request.method, &candidates, &budget)
         }
         if candidates.isEmpty { return .deny(.noRuleMatched) }
 
-        let evaluator = Evaluator(program: self, lookup: lookup, access: access)
-        let baseRequest = RulesValue.lazy(LazyRequest(request))
-        let storedResource = request.storedResource.map { RulesValue.lazy(LazyStoredResource($0)) }
+        // Made when a candidate has a condition to evaluate.
+        var made: Evaluator?
         let disjuncts: [[FieldPath: Value]]
         if request.method == .list {
             let d = request.query?.disjuncts ?? []
@@ -45,24 +44,18 @@ extension RulesProgram {
         }
         var lastDenial = RulesDenial.noRuleMatched
         for disjunct in disjuncts {
-            let resource: RulesValue
-            if request.method == .list {
-                resource = .map(["data": Self.partialData(disjunct), "id": .unknown, "__name__": .unknown])
-            } else {
-                resource = request.resource.map { .lazy(LazyResource($0)) } ?? storedResource ?? .null
-            }
+            let listResource: RulesValue? = request.method == .list
+                ? .map(["data": Self.partialData(disjunct), "id": .unknown, "__name__": .unknown]) : nil
             var granted = false
             for candidate in candidates {
+                guard let condition = candidate.allow.condition else { granted = true; break }
+                let evaluator = made ?? Evaluator(program: self, request: request, lookup: lookup, access: access)
+                made = evaluator
+                if let listResource { evaluator.resource = listResource }
                 evaluator.expressionsEvaluated = 0
                 evaluator.callDepth = 0
-                var globals = [(name: String, value: RulesValue)]()
-                globals.reserveCapacity(2 + candidate.bindings.count)
-                globals.append(("request", baseRequest))
-                globals.append(("resource", resource))
-                globals += candidate.bindings
-                evaluator.globals = globals
-                guard let condition = candidate.allow.condition else { granted = true; break }
-                let frame = Frame(variables: evaluator.globals, functions: candidate.scope)
+                evaluator.bindings = candidate.bindings
+                let frame = Frame(functions: candidate.scope)
                 let reason: String
                 do {
                     switch try evaluator.eval(condition, frame) {
@@ -155,7 +148,8 @@ extension RulesProgram {
     private func matched(_ node: Match, _ rest: ArraySlice<PathElement>, _ bindings: inout [(name: String, value: RulesValue)],
                          _ method: RulesMethod, _ out: inout [Candidate], _ budget: inout Int) {
         if rest.isEmpty {
-            for allow in node.allows where allow.methods.contains(method) {
+            let wanted = Methods(method)
+            for allow in node.allows where allow.methods.contains(wanted) {
                 out.append((allow, bindings, node.scope))
             }
         } else {

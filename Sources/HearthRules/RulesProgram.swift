@@ -11,16 +11,33 @@ public struct RulesProgram: Sendable {
         let scope: [String: Int]
     }
 
+    /// A set of methods in one word (a `Set` would put a hash table between every request and its rules).
+    struct Methods: OptionSet, Sendable {
+        let rawValue: UInt8
+
+        init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        init(_ method: RulesMethod) {
+            switch method {
+            case .get: rawValue = 1
+            case .list: rawValue = 2
+            case .create: rawValue = 4
+            case .update: rawValue = 8
+            case .delete: rawValue = 16
+            }
+        }
+    }
+
     /// A class so that collecting the candidates for a request copies one reference.
     final class Allow: Sendable {
-        let methods: Set<RulesMethod>
+        let methods: Methods
         let condition: Expr?
         /// `file:line:column` of the `allow`.
         let location: String
         /// The condition as written, or `true` when there is none.
         let text: String
 
-        init(methods: Set<RulesMethod>, condition: Expr?, location: String, text: String) {
+        init(methods: Methods, condition: Expr?, location: String, text: String) {
             self.methods = methods
             self.condition = condition
             self.location = location
@@ -115,17 +132,20 @@ public struct RulesProgram: Sendable {
             for statement in m.body {
                 switch statement {
                 case .allow(let a):
-                    var methods = Set<RulesMethod>()
+                    var methods: Methods = []
                     for (name, _) in a.methods {
                         switch name {
-                        case "read": methods.formUnion([.get, .list])
-                        case "write": methods.formUnion([.create, .update, .delete])
-                        default: if let m = RulesMethod(rawValue: name) { methods.insert(m) }
+                        case "read": methods.formUnion([Methods(.get), Methods(.list)])
+                        case "write": methods.formUnion([Methods(.create), Methods(.update), Methods(.delete)])
+                        default: if let m = RulesMethod(rawValue: name) { methods.insert(Methods(m)) }
                         }
                     }
                     let loc = source.location(at: a.start)
                     let text = a.condition.map { source.text(from: $0.start, to: $0.end) } ?? "true"
-                    allows.append(Allow(methods: methods, condition: a.condition,
+                    // `if true` needs no evaluation: such an allow is as unconditional as one without `if`.
+                    var condition = a.condition
+                    if case .bool(true)? = condition?.kind { condition = nil }
+                    allows.append(Allow(methods: methods, condition: condition,
                                         location: "\(source.fileName):\(loc.line):\(loc.column)", text: text))
                 case .match(let child):
                     children.append(buildMatch(child, scope))

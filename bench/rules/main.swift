@@ -71,3 +71,49 @@ for _ in 0..<200 { _ = try! RulesProgram.compile(source: source, fileName: "benc
 print("compile: \(fmt((now() - compileStart) / 200 * 1e6)) µs per compile")
 bench("owner get() rule, get", get, iterations: 200_000)
 bench("owner get() + diff().affectedKeys().hasOnly(), update", update, iterations: 200_000)
+
+// The rule `rules_bench.py` serves with (`bench/rules/bench.rules`), decided as a server decides a get:
+// the stored document still in its JSON, the settings document from a lookup.
+let serverSource = """
+rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    function settings() {
+      return get(/databases/$(database)/documents/settings/bench).data;
+    }
+    match /bench/{docId} {
+      allow get: if settings().open == true && resource.data.count is int;
+    }
+    match /open/{docId} {
+      allow get: if true;
+    }
+  }
+}
+"""
+let serverProgram = try! RulesProgram.compile(source: serverSource, fileName: "server.rules")
+struct SettingsLookup: RulesDocumentLookup {
+    let settings: Document
+    func get(_ path: DocumentPath) throws -> Document? { path == settings.path ? settings : nil }
+    func getAfter(_ path: DocumentPath) throws -> Document? { try get(path) }
+}
+let settingsLookup = SettingsLookup(settings: Document(path: try! DocumentPath("settings/bench"), fields: ["open": .bool(true)],
+                                                       createTime: time, updateTime: time))
+let stored = Array(#"{"title":"A day at the lake","count":12345,"published":true,"body":"lorem ipsulorem ipsulorem ipsu"}"#.utf8)
+
+func benchServer(_ name: String, _ collection: String, iterations: Int) {
+    let path = try! DocumentPath("\(collection)/b00000000012345")
+    func decide() -> RulesDecision {
+        var request = RulesRequest(method: .get, path: path, auth: nil, time: Timestamp.now())
+        request.storedResource = StoredFields(path: path, data: stored)
+        return serverProgram.evaluate(request, lookup: settingsLookup)
+    }
+    for _ in 0..<1_000 { precondition(decide() == .allow) }
+    let start = now()
+    var allowed = 0
+    for _ in 0..<iterations where decide() == .allow { allowed += 1 }
+    let elapsed = now() - start
+    precondition(allowed == iterations)
+    print("\(name): \(fmt(elapsed / Double(iterations) * 1e6)) µs per evaluation (\(iterations) runs)")
+}
+benchServer("rules_bench.py's rule (settings get() + one stored field), get", "bench", iterations: 200_000)
+benchServer("allow get: if true, get", "open", iterations: 200_000)
