@@ -144,6 +144,19 @@ public final class AuthService: Sendable {
         return try checked(await storage.sessionWithUser(accessTokenHash: Tokens.hash(accessToken)))
     }
 
+    /// `authenticate`, and how much longer the access token works: for a connection that outlives a request,
+    /// which must end (or be given a fresh token) when its token expires.
+    public func authenticateWithLifetime(accessToken: String) async throws(HearthError)
+        -> (identity: Identity, sessionID: String, remaining: Duration) {
+        guard Tokens.isWellFormed(accessToken, .access) else {
+            throw .unauthenticated("The access token is malformed.")
+        }
+        let found = try await storage.sessionWithUser(accessTokenHash: Tokens.hash(accessToken))
+        let (identity, sessionID) = try checked(found)
+        let left = (found?.0.accessExpires.microseconds ?? 0) - now().microseconds
+        return (identity, sessionID, .microseconds(max(0, left)))
+    }
+
     /// Whether `authenticateNow` can answer: the storage finds sessions without suspending.
     public var authenticatesImmediately: Bool { storage is any ImmediateSessionLookup }
 

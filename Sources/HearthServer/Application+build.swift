@@ -77,10 +77,11 @@ public func buildApplication(
                               }
                           },
                           logger: logger)
-    let listen = ListenEndpoint(feed: feed) { [auth = accounts.auth] token async throws(HearthError) -> (Identity, ListenSession?) in
-        if adminKey.matches(token) { return (.admin, nil) }
-        let (identity, sessionID) = try await auth.authenticate(accessToken: token)
-        return (identity, identity.uid.map { ListenSession(uid: $0, sessionID: sessionID) })
+    let listen = ListenEndpoint(feed: feed) { [auth = accounts.auth] token async throws(HearthError) -> ListenEndpoint.Credentials in
+        if adminKey.matches(token) { return ListenEndpoint.Credentials(identity: .admin) }
+        let (identity, sessionID, remaining) = try await auth.authenticateWithLifetime(accessToken: token)
+        return ListenEndpoint.Credentials(identity: identity, session: identity.uid.map { ListenSession(uid: $0, sessionID: sessionID) },
+                                          expires: .now + remaining)
     }
     listen.register(on: router)
 

@@ -13,8 +13,16 @@ import ServiceLifecycle
 /// `GET /v1/listen`: the WebSocket protocol of DESIGN §6 over the change feed. Credentials come in the
 /// upgrade request (`Authorization: Bearer`, or `?token=` for browsers) or as the first message.
 struct ListenEndpoint: Sendable {
-    /// Resolves a bearer token to an identity and, for a user's token, its session.
-    typealias Authenticator = @Sendable (String) async throws(HearthError) -> (Identity, ListenSession?)
+    /// Who a bearer token speaks for: an identity and, for a user's access token, its session and when the
+    /// token stops working.
+    struct Credentials: Sendable {
+        var identity: Identity
+        var session: ListenSession?
+        var expires: ContinuousClock.Instant?
+    }
+
+    /// Resolves a bearer token to the credentials it carries.
+    typealias Authenticator = @Sendable (String) async throws(HearthError) -> Credentials
 
     let feed: ChangeFeed
     let authenticate: Authenticator
@@ -27,16 +35,17 @@ struct ListenEndpoint: Sendable {
     func shouldUpgrade(_ request: HTTPRequest) async -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         guard request.method == .get, let target = request.path else { return .dontUpgrade }
         let uri = URI(target)
-        guard uri.path == Self.path, let (identity, session) = try? await credentials(uri: uri, authorization: request.headerFields[.authorization])
+        guard uri.path == Self.path, let credentials = try? await credentials(uri: uri, authorization: request.headerFields[.authorization])
         else { return .dontUpgrade }
         return .upgrade([:]) { inbound, outbound, context in
-            let connection = feed.connect(identity: identity, session: session)
+            let connection = feed.connect(identity: credentials.identity, session: credentials.session,
+                                          expires: credentials.expires)
             await serve(connection, inbound: inbound, outbound: outbound, logger: context.logger)
         }
     }
 
     /// The credentials of an upgrade request: none, or a valid token (an invalid one is an error).
-    func credentials(uri: URI, authorization: String?) async throws(HearthError) -> (Identity, ListenSession?) {
+    func credentials(uri: URI, authorization: String?) async throws(HearthError) -> Credentials {
         if let header = authorization {
             guard let token = AdminKey.bearerToken(header) else {
                 throw .unauthenticated("the Authorization header must be 'Bearer <token>'")
@@ -44,7 +53,7 @@ struct ListenEndpoint: Sendable {
             return try await authenticate(token)
         }
         if let token = uri.queryParameters["token"] { return try await authenticate(String(token)) }
-        return (.unauthenticated, nil)
+        return Credentials(identity: .unauthenticated)
     }
 
     /// The plain-HTTP route: explains why a request to the listen path was not upgraded.
@@ -98,8 +107,8 @@ struct ListenEndpoint: Sendable {
             connection.reply(.pong)
         case .success(.auth(let token)):
             do {
-                let (identity, session) = try await authenticate(token)
-                try connection.authenticate(identity, session: session)
+                let credentials = try await authenticate(token)
+                try connection.authenticate(credentials.identity, session: credentials.session, expires: credentials.expires)
             } catch {
                 connection.reply(.requestError(id: nil, error: error))
             }
@@ -174,10 +183,20 @@ struct ListenEndpoint: Sendable {
         w.raw("}")
     }
 
-    /// Closes a connection that stays without credentials or without targets past its deadline.
+    /// Closes a connection that stays without credentials or without targets past its deadline, or whose
+    /// access token expires before the client sends a fresh one.
     func watchDeadlines(_ connection: ListenConnection, _ session: SessionClock) async {
         while !Task.isCancelled {
             let authenticated = connection.identity != .unauthenticated
+            if let expires = connection.credentialsExpire {
+                if expires <= .now {
+                    connection.terminate(.unauthenticated(
+                        "the access token expired; send a fresh one in an auth message before it expires, or reconnect with one and resume"),
+                        closeCode: 1008)
+                    return
+                }
+            }
+            let expiry = connection.credentialsExpire ?? .now + .seconds(3600)
             if let deadline = session.deadline(authenticated: authenticated, hasTargets: connection.targetCount > 0) {
                 if deadline <= .now {
                     connection.terminate(authenticated
@@ -185,10 +204,11 @@ struct ListenEndpoint: Sendable {
                         : .unauthenticated("no credentials within \(feed.configuration.authTimeout)"), closeCode: authenticated ? 1000 : 1008)
                     return
                 }
-                try? await Task.sleep(until: min(deadline, .now + .seconds(1)))
+                try? await Task.sleep(until: min(deadline, expiry, .now + .seconds(1)))
             } else {
-                // A connection with targets has no deadline; look again now and then (cheap for many connections).
-                try? await Task.sleep(for: max(.seconds(1), feed.configuration.idleTimeout / 2))
+                // A connection with targets has no deadline; look again now and then (cheap for many connections),
+                // and when its token expires.
+                try? await Task.sleep(until: min(expiry, .now + max(.seconds(1), feed.configuration.idleTimeout / 2)))
             }
         }
     }

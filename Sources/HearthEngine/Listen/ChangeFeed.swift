@@ -42,9 +42,12 @@ public final class ChangeFeed: Service, Sendable {
         database.rules.onInstall { generation in inbox.yield(.rulesChanged(generation: generation)) }
     }
 
-    /// Opens a connection acting as `identity` (`.unauthenticated` until an `auth` message, if any).
-    public func connect(identity: Identity, session: ListenSession? = nil) -> ListenConnection {
-        let connection = ListenConnection(id: counter.next(), feed: self, identity: identity, session: session)
+    /// Opens a connection acting as `identity` (`.unauthenticated` until an `auth` message, if any), whose
+    /// credentials stop working at `expires` (nil: never, as for the admin key).
+    public func connect(identity: Identity, session: ListenSession? = nil,
+                        expires: ContinuousClock.Instant? = nil) -> ListenConnection {
+        let connection = ListenConnection(id: counter.next(), feed: self, identity: identity, session: session,
+                                          expires: expires)
         // Known from the start, so that revoking its session ends it even before its first target.
         send(.connect(connection))
         return connection

@@ -12,16 +12,18 @@ public final class ListenConnection: @unchecked Sendable {
     private let lock = NSLock()
     private var identityValue: Identity
     private var sessionValue: ListenSession?
+    private var expiresValue: ContinuousClock.Instant?
     /// The serial of each current target: events of earlier targets with a reused id are dropped.
     private var targets: [String: Int] = [:]
     private var nextSerial = 0
     private var closed = false
 
-    init(id: Int, feed: ChangeFeed, identity: Identity, session: ListenSession?) {
+    init(id: Int, feed: ChangeFeed, identity: Identity, session: ListenSession?, expires: ContinuousClock.Instant?) {
         self.id = id
         self.feed = feed
         self.identityValue = identity
         self.sessionValue = session
+        self.expiresValue = expires
         self.queue = EventQueue(limit: feed.configuration.maxQueuedEvents)
     }
 
@@ -31,19 +33,37 @@ public final class ListenConnection: @unchecked Sendable {
     public var session: ListenSession? { lock.withLock { sessionValue } }
     /// Targets open now.
     public var targetCount: Int { lock.withLock { targets.count } }
+    /// When the access token the connection acts with stops working (nil for the admin key and for no
+    /// credentials): the connection ends then unless the client sends a fresh token first.
+    public var credentialsExpire: ContinuousClock.Instant? { lock.withLock { expiresValue } }
 
-    /// Sets the credentials sent as the first message; only before any target and only once.
-    public func authenticate(_ identity: Identity, session: ListenSession?) throws(HearthError) {
+    /// Sets the credentials sent in an `auth` message. On a connection without credentials, only before its
+    /// first target. On a user's connection, a fresh token of the same account (after a refresh, or from
+    /// another sign-in) replaces the one it acts with, so that it keeps working past the old token's expiry;
+    /// its open targets are then decided again with the new identity, as when the account's claims change.
+    public func authenticate(_ identity: Identity, session: ListenSession?, expires: ContinuousClock.Instant?) throws(HearthError) {
         lock.lock()
-        defer { lock.unlock() }
-        guard case .unauthenticated = identityValue else {
-            throw .failedPrecondition("the connection is already authenticated; open a new connection to change credentials")
+        switch (identityValue, identity) {
+        case (.unauthenticated, _):
+            guard targets.isEmpty else {
+                lock.unlock()
+                throw .failedPrecondition("auth must come before the first listen")
+            }
+            identityValue = identity
+            sessionValue = session
+            expiresValue = expires
+            lock.unlock()
+        case (.user(let uid, _), .user(let freshUID, _)) where uid == freshUID && !closed:
+            identityValue = identity
+            sessionValue = session
+            expiresValue = expires
+            lock.unlock()
+            feed.send(.identityChanged(connection: id, identity: identity))
+        default:
+            lock.unlock()
+            throw .failedPrecondition(
+                "the connection is already authenticated; only a fresh token of the same account may replace its token (open a new connection to change accounts)")
         }
-        guard targets.isEmpty else {
-            throw .failedPrecondition("auth must come before the first listen")
-        }
-        identityValue = identity
-        sessionValue = session
     }
 
     /// Takes the identity its session has now (its account's claims changed); later checks use it.
