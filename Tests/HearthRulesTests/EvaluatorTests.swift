@@ -366,4 +366,42 @@ import Testing
         let req = RulesRequest(method: .get, path: docPath("t/1"), auth: RulesAuth(uid: "u1", token: token), time: testTime)
         #expect(program.evaluate(req, lookup: FixtureLookup()) == .allow)
     }
+
+    /// Names resolve innermost first: a function's `let`s and parameters, then the wildcards of the `allow`
+    /// being decided, then `request` and `resource`. A function sees its own locals and the wildcards, never
+    /// its caller's locals.
+    @Test func namesResolveFromLocalsToWildcardsToRequestAndResource() throws {
+        let program = try compile(rules("""
+            match /things/{id} {
+              function paramShadowsResource(resource) { return resource == 'param'; }
+              function letShadowsWildcard(x) { let id = 'let'; return id == 'let' && x == 'x'; }
+              function seesWildcard() { return id; }
+              function callerLocalsStayPut(a) { return readsA(); }
+              function readsA() { return a == 1; }
+              allow get: if paramShadowsResource('param') && letShadowsWildcard('x') && seesWildcard() == 'doc1'
+                         && id == 'doc1' && resource.data.v == 1 && request.method == 'get';
+              allow list: if callerLocalsStayPut(1);
+            }
+            match /rooms/{request} {
+              allow get: if request == 'r1';
+            }
+            match /boxes/{resource} {
+              allow get: if resource == 'b1';
+            }
+            """))
+        let get = RulesRequest(method: .get, path: docPath("things/doc1"), auth: nil, time: testTime,
+                               resource: doc("things/doc1", ["v": .int(1)]))
+        #expect(program.evaluate(get, lookup: FixtureLookup()) == .allow)
+        var other = get
+        other.resource = doc("things/doc1", ["v": .int(2)])
+        #expect(!program.evaluate(other, lookup: FixtureLookup()).isAllowed)
+        let list = RulesRequest(method: .list, path: docPath("things/x"), auth: nil, time: testTime,
+                                query: ListConstraints(target: .collection(docPath("things/x").parent)))
+        #expect(!program.evaluate(list, lookup: FixtureLookup()).isAllowed)
+        // Wildcards named like the globals hide them.
+        #expect(program.evaluate(RulesRequest(method: .get, path: docPath("rooms/r1"), time: testTime),
+                                 lookup: FixtureLookup()) == .allow)
+        #expect(program.evaluate(RulesRequest(method: .get, path: docPath("boxes/b1"), time: testTime,
+                                              resource: doc("boxes/b1", [:])), lookup: FixtureLookup()) == .allow)
+    }
 }
