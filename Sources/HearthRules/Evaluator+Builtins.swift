@@ -58,8 +58,8 @@ extension Evaluator {
     func callGlobal(_ name: String, _ args: [RulesValue]) throws(EvalError) -> RulesValue {
         guard let n = Builtins.globals[name] else { throw EvalError("unknown function '\(name)'") }
         try arity(name, args, n)
+        if args.contains(where: \.isUnknown) { return .unknown }
         let a = args[0]
-        if a.isUnknown { return .unknown }
         switch name {
         case "get", "getAfter":
             guard let doc = try access(a, after: name == "getAfter") else { return .null }
@@ -211,6 +211,7 @@ extension Evaluator {
     // MARK: Methods
 
     func callMethod(_ target: RulesValue, _ name: String, _ args: [RulesValue]) throws(EvalError) -> RulesValue {
+        if args.contains(where: \.isUnknown) { return .unknown }
         if case .partialMap(let m) = target {
             // A pinned key of a queried document is known; everything else about it is not.
             if name == "get", args.count == 2, case .string(let k) = args[0], let v = m[k] { return v }

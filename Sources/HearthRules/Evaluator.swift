@@ -126,19 +126,29 @@ final class Evaluator {
             if let v = variable(name, frame) { return v }
             throw EvalError("unknown variable '\(name)'")
         case .list(let items):
+            // An unknown element makes the whole list unknown: for some documents that element fails, and
+            // then so does the list (a query is decided soundly only if `unknown` also stands for failing).
             var out: [RulesValue] = []
             out.reserveCapacity(items.count)
-            for item in items { out.append(try eval(item, frame)) }
-            return .list(out)
+            var unknown = false
+            for item in items {
+                let v = try eval(item, frame)
+                if v.isUnknown { unknown = true }
+                out.append(v)
+            }
+            return unknown ? .unknown : .list(out)
         case .map(let entries):
             var out: [String: RulesValue] = [:]
+            var unknown = false
             for entry in entries {
                 let key = try eval(entry.key, frame)
-                if key.isUnknown { return .unknown }
+                if key.isUnknown { unknown = true; continue }
                 guard case .string(let k) = key else { throw EvalError("map keys must be strings, not \(key.typeName)") }
-                out[k] = try eval(entry.value, frame)
+                let v = try eval(entry.value, frame)
+                if v.isUnknown { unknown = true }
+                out[k] = v
             }
-            return .map(out)
+            return unknown ? .unknown : .map(out)
         case .path(let parts):
             var segments: [String] = []
             segments.reserveCapacity(parts.count + 2)
@@ -186,9 +196,8 @@ final class Evaluator {
             case .bool(true): return try evalLazily(t, frame)
             case .bool(false): return try evalLazily(f, frame)
             case .unknown:
-                // Both branches may still agree (`x ? true : true`); otherwise the result is unknown.
-                let a = try eval(t, frame), b = try eval(f, frame)
-                if case .bool(let x) = a, case .bool(let y) = b, x == y { return a }
+                // Unknown even when both branches agree: for some documents the condition may fail instead
+                // (a field the query does not pin may be missing), and then so does the whole expression.
                 return .unknown
             case let v: throw EvalError("condition of ?: is \(v.typeName), not bool")
             }
@@ -532,12 +541,17 @@ final class Evaluator {
         if !f.parameters.isEmpty || !f.bindings.isEmpty {
             frame.variables.reserveCapacity(f.parameters.count + f.bindings.count)
         }
+        // An unknown argument or `let` stands for a value that fails for some documents, and with it the whole
+        // call: the result is then unknown too, whatever the body makes of it.
+        var unknown = args.contains(where: \.isUnknown)
         for (p, v) in zip(f.parameters, args) { frame.variables.append((p, v)) }
         for binding in f.bindings {
             let v = try evalLazily(binding.value, frame)
+            if v.isUnknown { unknown = true }
             frame.variables.append((binding.name, v))
         }
-        return try evalLazily(f.result, frame)
+        let result = try evalLazily(f.result, frame)
+        return unknown ? .unknown : result
     }
 
     // MARK: Document access
