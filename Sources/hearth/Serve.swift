@@ -22,7 +22,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (default 8080).") var port: Int?
     @Option(help: "Durability: NORMAL (default; survives process crashes, WAL synced within 50 ms) or FULL (every acknowledged commit synced to disk).") var synchronous: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
-    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel, rules, indexes.") var config: String?
+    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel, rules, indexes, dev (true or false), and the account settings below by their names (argon2Memory, accessTokenLifetime…).") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
     @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
     @Option(help: "Composite index definitions (Firestore's firestore.indexes.json format); new ones are built at start.") var indexes: String?
@@ -54,7 +54,7 @@ struct Serve: AsyncParsableCommand {
             guard let value = Logger.Level(rawValue: text.lowercased()) else { throw ValidationError("unknown log level \(text)") }
             configuration.logLevel = value
         }
-        configuration.dev = dev
+        configuration.dev = dev || file["dev"] == "true"
         configuration.rulesFile = setting(rules, "HEARTH_RULES", "rules")
         configuration.indexesFile = setting(indexes, "HEARTH_INDEXES", "indexes")
         try accounts.apply(to: &configuration, environment: environment, file: file)
@@ -80,15 +80,22 @@ struct Serve: AsyncParsableCommand {
         guard let bytes = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
         guard case .object(let pairs) = try JSON.parse(Array(bytes)) else { throw ValidationError("config file must hold a JSON object") }
         var out: [String: String] = [:]
-        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel", "rules", "indexes"]
+        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel", "rules", "indexes", "dev"]
         known.formUnion(AuthOptions.configKeys)
         for (key, value) in pairs {
-            guard known.contains(key) else { throw ValidationError("unknown key '\(key)' in \(config)") }
+            guard known.contains(key) else {
+                throw ValidationError("unknown key '\(key)' in \(config); known keys: \(known.sorted().joined(separator: ", "))")
+            }
+            // Each setting's own check then decides whether the value suits it (as for flags and variables).
             switch value {
             case .string(let s): out[key] = s
             case .int(let i): out[key] = String(i)
-            default: throw ValidationError("'\(key)' in \(config) must be a string or a number")
+            case .bool(let b): out[key] = b ? "true" : "false"
+            default: throw ValidationError("'\(key)' in \(config) must be a string, an integer or true/false")
             }
+        }
+        if let dev = out["dev"], dev != "true", dev != "false" {
+            throw ValidationError("'dev' in \(config) must be true or false, got \(dev)")
         }
         return out
     }

@@ -1,0 +1,75 @@
+import Foundation
+import HearthCore
+import HearthTesting
+import Testing
+
+/// `hearth serve --config FILE`: a JSON object of settings, under the flags and `HEARTH_*` variables. Every
+/// setting the file may hold takes effect; a broken file stops the server before it starts, saying why.
+@Suite struct ServeConfigTests {
+    static func write(_ text: String) throws -> String {
+        let path = TestServer.temporaryDirectory() + "/hearth.json"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func everySettingOfTheFileTakesEffectAndFlagsWin() async throws {
+        let folder = TestServer.temporaryDirectory()
+        let rules = try RulesHTTPTests.writeRules("""
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /closed/{id} { allow get: if false; }
+              }
+            }
+            """)
+        let key = "config-admin-key-" + UUID().uuidString
+        let config = try Self.write("""
+            {"data": "\(folder)/data", "host": "127.0.0.1", "port": 1, "adminKey": "\(key)", "synchronous": "full",
+             "logLevel": "warning", "rules": "\(rules)", "dev": true, "trustForwardedFor": true,
+             "accessTokenLifetime": 120, "argon2Memory": 64, "argon2Iterations": 1, "argon2Parallelism": 1}
+            """)
+        // The file's port 1 would need privileges: the flag's 0 (any free port) wins.
+        let server = try ServerProcess.launch(["serve", "--config", config, "--port", "0"])
+        defer { server.signal(SIGTERM); _ = try? server.waitForExit() }
+        let admin = HearthClient(port: server.port, adminKey: key)
+        #expect(try await admin.put("/v1/docs/closed/c1", #"{"n": 1}"#).status == 200)
+        #expect(FileManager.default.fileExists(atPath: "\(folder)/data/hearth.sqlite"))
+        // Development mode: the denial names the deciding rule and its expression.
+        let denied = try await HearthClient(port: server.port, adminKey: key, as: .nobody).get("/v1/docs/closed/c1")
+        #expect(denied.status == 403)
+        #expect(denied.text.contains("app.rules:4") && denied.text.contains("allow denied by `false`"), "\(denied.text)")
+        // Access tokens live as long as the file says.
+        let signedUp = try await admin.signedUp("ann@example.com", "a long enough password")
+        #expect(signedUp.expiresIn == 120)
+    }
+
+    @Test func aBrokenFileStopsTheServerSayingWhy() throws {
+        let folder = TestServer.temporaryDirectory()
+        let cases: [(String, String)] = [
+            (#"{"colour": "blue"}"#, "unknown key 'colour'"),
+            (#"{"port": [8080]}"#, "'port' in"),
+            (#"{"port": true}"#, "port must be 0-65535, got true"),
+            (#"{"port": "eighty"}"#, "port must be 0-65535, got eighty"),
+            (#"{"dev": "yes"}"#, "'dev' in"),
+            (#"{"synchronous": "sometimes"}"#, "synchronous must be FULL or NORMAL"),
+            (#"{"logLevel": "loud"}"#, "unknown log level loud"),
+            (#"{"accessTokenLifetime": 0}"#, "accessTokenLifetime must be an integer from 1"),
+            (#"{"trustForwardedFor": "maybe"}"#, "trustForwardedFor must be true or false"),
+            (#"{"port": 8080, "port": 8081}"#, "duplicate key \"port\""),
+            (#"[1, 2]"#, "config file must hold a JSON object"),
+            (#"{"port": "#, "JSON"),
+        ]
+        for (text, message) in cases {
+            let config = try Self.write(text)
+            // A flag wins over the file, so the port flag is left out where the file's port is the broken part.
+            let port = text.contains("\"port\"") ? [] : ["--port", "0"]
+            let (status, output) = try HearthCLI.run(["serve", "--config", config, "--data", folder] + port)
+            #expect(status != 0, "\(text) started a server")
+            #expect(output.contains(message), "\(text): \(output)")
+            #expect(!output.contains("hearth listening"), "\(text): \(output)")
+        }
+        let (status, output) = try HearthCLI.run(["serve", "--config", folder + "/missing.json", "--data", folder])
+        #expect(status != 0)
+        #expect(output.contains("cannot read config file"), "\(output)")
+    }
+}
