@@ -11,18 +11,6 @@ import Testing
 /// check it: for each allowed query, every document of the universe the query matches is decided again as
 /// a `get` with the document as `resource`.
 @Suite struct RulesSoundnessTests {
-    /// SplitMix64, so that every run sees the same cases.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let ints: [Value] = [.int(0), .int(1), .int(2), .int(3)]
     static let strings: [Value] = [.string("x"), .string("y"), .string("z")]
     static let bools: [Value] = [.bool(true), .bool(false)]
@@ -56,7 +44,7 @@ import Testing
     }
 
     /// A random condition over `resource.data`, in the shapes rules files use.
-    static func condition(_ rng: inout Seeded, depth: Int = 0) -> String {
+    static func condition(_ rng: inout SeededGenerator, depth: Int = 0) -> String {
         let leafOnly = depth >= 3
         switch Int.random(in: 0..<(leafOnly ? 9 : 13), using: &rng) {
         case 0: return "resource.data.a == \(literal(ints.randomElement(using: &rng)!))"
@@ -89,7 +77,7 @@ import Testing
     }
 
     /// A random query filter over the same fields, as query JSON.
-    static func filter(_ rng: inout Seeded, depth: Int = 0) -> JSON {
+    static func filter(_ rng: inout SeededGenerator, depth: Int = 0) -> JSON {
         func field(_ name: String, _ op: String, _ value: JSON) -> JSON {
             .object([("field", .string(name)), ("op", .string(op)), ("value", value)])
         }
@@ -115,7 +103,7 @@ import Testing
 
     @Test(arguments: [20261123 as UInt64, 1, 2, 3, 4, 5, 6, 7])
     func anAllowedQueryOnlyReturnsDocumentsTheConditionAllows(seed: UInt64) throws {
-        var rng = Seeded(state: seed)
+        var rng = SeededGenerator(seed: seed)
         let time = Timestamp(microseconds: 1_700_000_000_000_000)
         let auth = RulesAuth(uid: "x")
         var allowedQueries = 0, checkedDocuments = 0
