@@ -13,11 +13,11 @@ descriptors are back near where they started, that memory stopped growing, and t
 
 Bounded in time and connections; stops the server itself. Prints the samples and a verdict.
 """
-import argparse, base64, http.client, json, os, random, selectors, signal, socket, struct, subprocess, sys
+import argparse, base64, http.client, json, os, random, selectors, shutil, socket, struct, subprocess, sys
 import tempfile, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import wait_up  # noqa: E402
+from docs_bench import free_port, stop, wait_up  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ADMIN_KEY = "hak_soak_" + os.urandom(16).hex()
@@ -33,12 +33,6 @@ service cloud.firestore {
   }
 }
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Client:
@@ -159,13 +153,13 @@ def listener_wave(port, tokens, count, read_seconds, totals):
     totals["ws_opened"] += len(socks)
 
 
-def http_worker(port, tokens, stop, totals, seed):
+def http_worker(port, tokens, done, totals, seed):
     rng = random.Random(seed)
     admin = Client(port, ADMIN_KEY)
     user_uid, user_token = tokens[seed % len(tokens)]
     user = Client(port, user_token)
     made = []
-    while not stop.is_set():
+    while not done.is_set():
         op = rng.random()
         if op < 0.3:
             status, body = admin.call("POST", "/v1/docs/soak", {"n": rng.randrange(100), "title": "soak " * 10,
@@ -226,16 +220,16 @@ def main():
         print(f"{'t s':>5} {'RSS MiB':>8} {'fds':>5} {'threads':>7} {'db MB':>7} {'wal MB':>7} {'http req':>9} "
               f"{'http err':>8} {'ws open':>7}")
         totals = {"http": 0, "http_errors": 0, "ws_opened": 0, "ws_errors": 0, "ws_bytes": 0}
-        stop = threading.Event()
-        workers = [threading.Thread(target=http_worker, args=(port, tokens, stop, totals, k), daemon=True)
+        done = threading.Event()
+        workers = [threading.Thread(target=http_worker, args=(port, tokens, done, totals, k), daemon=True)
                    for k in range(args.workers)]
         for w in workers:
             w.start()
 
         def waves():
-            while not stop.is_set():
+            while not done.is_set():
                 listener_wave(port, tokens, args.listeners, 6, totals)
-                stop.wait(4)
+                done.wait(4)
         wave_thread = threading.Thread(target=waves, daemon=True)
         wave_thread.start()
 
@@ -249,7 +243,7 @@ def main():
             samples.append(row)
             print(f"{row[0]:5.0f} {rss:8d} {fds:5d} {threads:7d} {row[4]:7.1f} {row[5]:7.1f} {totals['http']:9d} "
                   f"{totals['http_errors']:8d} {totals['ws_opened']:7d}")
-        stop.set()
+        done.set()
         for w in workers:
             w.join(timeout=30)
         wave_thread.join(timeout=30)
@@ -277,12 +271,8 @@ def main():
         print("verdict:", "; ".join(problems) if problems else "ok (descriptors back to start, memory flat, no errors)")
         return 1 if problems else 0
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        subprocess.run(["rm", "-rf", tmp])
+        stop([server], timeout=30)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
