@@ -94,8 +94,8 @@ public func buildApplication(
         server: .http1WebSocketUpgrade(configuration: .init(
             http1: .init(additionalChannelHandlers: inline.map { [InlineReadHandler($0)] } ?? []),
             ws: .init(maxFrameSize: configuration.listen.maxMessageBytes,
-                      autoPing: .enabled(timePeriod: configuration.listen.heartbeatInterval)))) { request, _, _ in
-            await listen.shouldUpgrade(request)
+                      autoPing: .enabled(timePeriod: configuration.listen.heartbeatInterval)))) { request, channel, _ in
+            await listen.shouldUpgrade(request, channel: channel)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

@@ -26,13 +26,15 @@ struct ListenEndpoint: Sendable {
 
     let feed: ChangeFeed
     let authenticate: Authenticator
+    /// The event loops' queues of connections with events to write.
+    let drains = LoopDrainRegistry()
 
     /// The path the protocol is served on.
     static let path = "/v1/listen"
 
     /// Decides an upgrade: only for the listen path with acceptable credentials; anything else goes on to the
     /// router, whose `/v1/listen` route answers with the error.
-    func shouldUpgrade(_ request: HTTPRequest) async -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+    func shouldUpgrade(_ request: HTTPRequest, channel: any Channel) async -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         guard request.method == .get, let target = request.path else { return .dontUpgrade }
         let uri = URI(target)
         guard uri.path == Self.path, let credentials = try? await credentials(uri: uri, authorization: request.headerFields[.authorization])
@@ -40,7 +42,10 @@ struct ListenEndpoint: Sendable {
         return .upgrade([:]) { inbound, outbound, context in
             let connection = feed.connect(identity: credentials.identity, session: credentials.session,
                                           expires: credentials.expires)
-            await serve(connection, inbound: inbound, outbound: outbound, logger: context.logger)
+            let writer = ListenChannelWriter(connection: connection, channel: channel,
+                                             maxFrameBytes: feed.configuration.maxMessageBytes, drains: drains)
+            await writer.install(on: channel)
+            await serve(connection, writer: writer, inbound: inbound, outbound: outbound, logger: context.logger)
         }
     }
 
@@ -66,12 +71,13 @@ struct ListenEndpoint: Sendable {
 
     // MARK: The connection
 
-    func serve(_ connection: ListenConnection, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
+    func serve(_ connection: ListenConnection, writer: ListenChannelWriter, inbound: WebSocketInboundStream,
+               outbound: WebSocketOutboundWriter, logger: Logger) async {
         let configuration = feed.configuration
         let session = SessionClock(configuration: configuration)
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await writeEvents(of: connection, to: outbound) }
+                group.addTask { await closeWhenDone(writer, outbound) }
                 group.addTask { await watchDeadlines(connection, session) }
                 do {
                     for try await message in inbound.messages(maxSize: configuration.maxMessageBytes) {
@@ -127,47 +133,10 @@ struct ListenEndpoint: Sendable {
         }
     }
 
-    /// Sends the connection's events, one whole message at a time, until it ends.
-    func writeEvents(of connection: ListenConnection, to outbound: WebSocketOutboundWriter) async {
-        let maxFrameBytes = feed.configuration.maxMessageBytes
-        do {
-            while let batch = await connection.nextBatch() {
-                for event in batch {
-                    var w = JSONWriter()
-                    switch event {
-                    case .snapshot(let snapshot):
-                        // Most snapshots are encoded once for all their listeners; send those bytes as they are.
-                        let frame = snapshot.encodedFrame()
-                        if frame.count <= maxFrameBytes {
-                            // Room before the payload for the frame header (at most 10 bytes from a server), so
-                            // that the encoder writes header and payload as one buffer.
-                            var buffer = ByteBufferAllocator().buffer(capacity: frame.count + 10)
-                            buffer.moveWriterIndex(forwardBy: 10)
-                            buffer.moveReaderIndex(forwardBy: 10)
-                            buffer.writeBytes(frame)
-                            try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: buffer)))
-                        } else {
-                            try await outbound.writeTextMessage(String(decoding: frame, as: UTF8.self))
-                        }
-                        continue
-                    case .pong:
-                        w.raw("{\"type\":\"pong\"}")
-                    case .targetError(let id, let error), .requestError(let id?, let error):
-                        Self.writeError(error, id: id, to: &w)
-                    case .requestError(nil, let error):
-                        Self.writeError(error, id: nil, to: &w)
-                    case .closed(let error, let code):
-                        Self.writeError(error, id: nil, to: &w)
-                        try await outbound.writeTextMessage(String(decoding: w.bytes, as: UTF8.self))
-                        try await outbound.close(WebSocketErrorCode(codeNumber: Int(code)), reason: String(error.message.prefix(100)))
-                        return
-                    }
-                    try await outbound.writeTextMessage(String(decoding: w.bytes, as: UTF8.self))
-                }
-            }
-        } catch {
-            connection.close()
-        }
+    /// Waits until the connection's writer is done, then closes the WebSocket as its last event asked.
+    func closeWhenDone(_ writer: ListenChannelWriter, _ outbound: WebSocketOutboundWriter) async {
+        guard let close = await writer.closeRequested() else { return }
+        try? await outbound.close(WebSocketErrorCode(codeNumber: Int(close.code)), reason: close.reason)
     }
 
     static func writeError(_ error: HearthError, id: String?, to w: inout JSONWriter) {

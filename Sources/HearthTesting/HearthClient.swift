@@ -46,7 +46,7 @@ public final class HearthClient: Sendable {
         case .token(let token): fields[.authorization] = "Bearer \(token)"
         case .authorization(let value): fields[.authorization] = value
         }
-        if let body, let contentType { fields[.contentType] = contentType }
+        if body != nil, let contentType { fields[.contentType] = contentType }
         for (name, value) in headers {
             if let field = HTTPField.Name(name) { fields[field] = value }
         }

@@ -47,11 +47,15 @@ public final class RawHTTPConnection: @unchecked Sendable {
 
     /// Sends bytes as they are, in one write.
     public func send(_ text: String) async throws {
-        try await Self.onOwnThread { try self.sendNow(text) }
+        try await send(bytes: Array(text.utf8))
     }
 
-    private func sendNow(_ text: String) throws {
-        let bytes = Array(text.utf8)
+    /// Sends bytes as they are, in one write.
+    public func send(bytes: [UInt8]) async throws {
+        try await Self.onOwnThread { try self.sendNow(bytes) }
+    }
+
+    private func sendNow(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -82,6 +86,22 @@ public final class RawHTTPConnection: @unchecked Sendable {
 
     private func readToEndNow() throws -> [UInt8] {
         while try fill() {}
+        defer { received = []; start = 0 }
+        return Array(received[start...])
+    }
+
+    /// Reads until `done` holds for the bytes that came after the last response read, and answers them
+    /// (they are consumed). Throws if the connection ends or a read times out first.
+    public func read(until done: @escaping @Sendable ([UInt8]) -> Bool) async throws -> [UInt8] {
+        try await Self.onOwnThread { try self.readNow(until: done) }
+    }
+
+    private func readNow(until done: ([UInt8]) -> Bool) throws -> [UInt8] {
+        while !done(Array(received[start...])) {
+            guard try fill() else {
+                throw Failure(description: "connection closed after \(received.count - start) bytes before the expected end")
+            }
+        }
         defer { received = []; start = 0 }
         return Array(received[start...])
     }

@@ -222,6 +222,67 @@ import Testing
         }
     }
 
+    /// A message over the frame limit goes out as a text frame and continuation frames of at most the limit
+    /// each, which a client joins back into the whole snapshot.
+    @Test func aSnapshotOverTheFrameLimitIsSplitIntoFrames() async throws {
+        try await TestServer.with(configure: { $0.listen.maxMessageBytes = 4096 }) { server, client in
+            let text = String(repeating: "abcdefgh", count: 2000)
+            _ = try await client.put("/v1/docs/big/one", #"{"text": "\#(text)"}"#)
+            let raw = try RawHTTPConnection(port: server.port)
+            try await raw.send(WebSocketWire.upgradeRequest(port: server.port, token: server.adminKey))
+            #expect(try await raw.readResponse().status == 101)
+            try await raw.send(bytes: WebSocketWire.clientText(#"{"type": "listen", "id": "b", "doc": "big/one"}"#))
+            let bytes = try await raw.read { WebSocketWire.frames(in: $0).frames.contains(where: \.fin) }
+            let frames = WebSocketWire.frames(in: bytes).frames
+            #expect(frames.count >= 4, "16,000 bytes and more in frames of at most 4,096")
+            #expect(frames.first?.opcode == 1 && frames.dropFirst().allSatisfy { $0.opcode == 0 })
+            #expect(frames.dropLast().allSatisfy { !$0.fin && $0.payload.count == 4096 } && frames.last?.fin == true)
+            let snapshot = try JSON.parse(WebSocketWire.messages(frames)[0].payload)
+            #expect(snapshot["type"]?.stringValue == "snapshot")
+            #expect(snapshot["changes"]?[0]?["doc"]?["data"]?["text"]?.stringValue == text)
+        }
+    }
+
+    /// A client that stops reading costs the server its bounded queue, not memory without end: once the
+    /// socket and the queue are full the connection ends with `resource-exhausted` and close code 1013 (try
+    /// again later, resuming), which the client finds after what it had not read.
+    @Test func aClientThatStopsReadingIsEndedNotBufferedWithoutEnd() async throws {
+        try await TestServer.with(configure: {
+            $0.listen.maxQueuedEvents = 8
+            $0.listen.maxMessageBytes = 1 << 20
+        }) { server, client in
+            // Up to 40 first snapshots of a 400 KB document (16 MB, far more than the sockets hold); first
+            // snapshots never merge, so each takes a place in the queue.
+            _ = try await client.put("/v1/docs/big/one", #"{"text": "\#(String(repeating: "x", count: 400_000))"}"#)
+            let raw = try RawHTTPConnection(port: server.port, timeout: 30, receiveBuffer: 65_536)
+            try await raw.send(WebSocketWire.upgradeRequest(port: server.port, token: server.adminKey))
+            #expect(try await raw.readResponse().status == 101)
+            try await Self.waitUntil { server.services.feed.openConnections == 1 }
+            // One at a time, so that a writer that ignored the full socket would keep its queue short.
+            for k in 0..<40 where server.services.feed.openConnections == 1 {
+                try await raw.send(bytes: WebSocketWire.clientText(#"{"type": "listen", "id": "t\#(k)", "doc": "big/one"}"#))
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            // The server gives up on the connection while the client still reads nothing.
+            try await Self.waitUntil { server.services.feed.openConnections == 0 }
+            let bytes = try await raw.read { WebSocketWire.frames(in: $0).frames.contains { $0.opcode == 8 } }
+            let messages = WebSocketWire.messages(WebSocketWire.frames(in: bytes).frames)
+            let snapshots = messages.filter { $0.opcode == 1 && (try? JSON.parse($0.payload))?["type"]?.stringValue == "snapshot" }
+            #expect(snapshots.count < 40)
+            let last = try #require(messages.last(where: { $0.opcode == 1 }))
+            #expect(Self.code(try JSON.parse(last.payload)) == "resource-exhausted")
+            #expect(messages.last?.closeCode == 1013)
+        }
+    }
+
+    static func waitUntil(_ condition: () -> Bool, seconds: Double = 20) async throws {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw ListenClient.Failure(description: "timed out waiting") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     @Test func gracefulShutdownClosesListenersWith1001() async throws {
         let server = try await TestServer.start()
         let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))

@@ -4,6 +4,7 @@ import HearthCore
 import HearthStore
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Live updates: fed by the change log after each commit, it matches each change against the open targets
 /// (found through indexes by document, collection and collection group, never by visiting every target),
@@ -24,6 +25,11 @@ public final class ChangeFeed: Service, Sendable {
     let inbox: AsyncStream<FeedMessage>.Continuation
     let messages: AsyncStream<FeedMessage>
     private let counter = ConnectionCounter()
+    let openConnectionCount = Atomic<Int>(0)
+
+    /// Connections the feed serves now: connected and not yet ended (by the client leaving, or by the server:
+    /// revoked, too slow, shutting down).
+    public var openConnections: Int { openConnectionCount.load(ordering: .relaxed) }
 
     /// Starts following the database's commits; `run` processes them.
     public init(database: Database, configuration: ListenConfiguration = .init(), authorizer: ListenAuthorizer? = nil,

@@ -2,15 +2,70 @@ import Foundation
 
 /// A connection's outgoing events: bounded, so that a slow client never makes the server buffer without
 /// limit. One consumer (the connection's writer); any number of producers.
+///
+/// The consumer either awaits events (`next`) or is told when events wait (`onReady`) and then takes them
+/// (`takeReady`) where it runs, with no task to wake: the protocol layer writes them from the connection's
+/// event loop that way.
 final class EventQueue: @unchecked Sendable {
     private let lock = NSLock()
     private var buffer: [ListenEvent] = []
     private var head = 0
     private var waiter: CheckedContinuation<ListenEvent?, Never>?
     private var finished = false
+    /// Called when events wait and the consumer was not told yet (`signaled`).
+    private var ready: (@Sendable () -> Void)?
+    /// True from a `ready` call until `takeReady` finds nothing to take.
+    private var signaled = false
     let limit: Int
 
     init(limit: Int) { self.limit = limit }
+
+    /// Makes the queue call `ready` whenever events wait that the consumer was not told of; the consumer
+    /// then calls `takeReady` until it answers no events. Called at once when events wait already.
+    func onReady(_ ready: @escaping @Sendable () -> Void) {
+        lock.lock()
+        self.ready = ready
+        let now = (head < buffer.count || finished) && !signaled
+        if now { signaled = true }
+        lock.unlock()
+        if now { ready() }
+    }
+
+    /// Takes up to `max` queued events for a consumer told by `onReady`. With `writable` false (the client
+    /// reads slowly) nothing is taken unless the queue is finished, whose last event always goes out; the
+    /// consumer calls again when the client catches up. An answer with no events and `finished` false means
+    /// the consumer will be told again when events arrive.
+    func takeReady(max: Int, writable: Bool) -> (events: [ListenEvent], finished: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard writable || finished else { return ([], false) }
+        let n = min(max, buffer.count - head)
+        guard n > 0 else {
+            signaled = false
+            return ([], finished)
+        }
+        let out = Array(buffer[head..<(head + n)])
+        head += n
+        compact()
+        return (out, finished)
+    }
+
+    /// Called with the lock held after an event was queued: the ready call to make, if any.
+    private func signal() -> (@Sendable () -> Void)? {
+        guard let ready, !signaled else { return nil }
+        signaled = true
+        return ready
+    }
+
+    private func compact() {
+        if head == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 256)
+            head = 0
+        } else if head > 64 && head * 2 > buffer.count {
+            buffer.removeFirst(head)
+            head = 0
+        }
+    }
 
     /// Queues an event; false when the queue is full or finished (the event is not queued).
     func push(_ event: ListenEvent) -> Bool {
@@ -26,7 +81,9 @@ final class EventQueue: @unchecked Sendable {
             return true
         }
         buffer.append(event)
+        let ready = signal()
         lock.unlock()
+        ready?()
         return true
     }
 
@@ -69,7 +126,9 @@ final class EventQueue: @unchecked Sendable {
             return
         }
         buffer.append(event)
+        let ready = signal()
         lock.unlock()
+        ready?()
     }
 
     /// Drops what is queued, queues a last event, and ends the queue.
@@ -85,8 +144,13 @@ final class EventQueue: @unchecked Sendable {
         let waiter = self.waiter
         self.waiter = nil
         if waiter != nil, !buffer.isEmpty { buffer.removeFirst() }
+        // The consumer is told even when it was told before: it may be waiting for the client to catch up,
+        // and the last event goes out regardless.
+        let ready = self.ready
+        signaled = ready != nil
         lock.unlock()
         waiter?.resume(returning: last)
+        ready?()
     }
 
     /// Takes up to `max` queued events without waiting.
@@ -97,13 +161,7 @@ final class EventQueue: @unchecked Sendable {
         guard n > 0 else { return [] }
         let out = Array(buffer[head..<(head + n)])
         head += n
-        if head == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 256)
-            head = 0
-        } else if head > 64 && head * 2 > buffer.count {
-            buffer.removeFirst(head)
-            head = 0
-        }
+        compact()
         return out
     }
 

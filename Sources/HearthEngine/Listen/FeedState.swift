@@ -40,7 +40,9 @@ final class FeedState {
     var byCollection: [String: Set<Int>] = [:]
     var byGroup: [String: Set<Int>] = [:]
     /// Each open connection's targets: serial → view.
-    var connections: [Int: (connection: ListenConnection, targets: [Int: Int])] = [:]
+    var connections: [Int: (connection: ListenConnection, targets: [Int: Int])] = [:] {
+        didSet { feed.openConnectionCount.store(connections.count, ordering: .relaxed) }
+    }
     var position = LogPosition(sequence: 0, commitTime: Timestamp(microseconds: 0))
     var nextViewID = 0
     /// The latest rules generation announced; targets authorized under an older one are checked again.

@@ -143,6 +143,30 @@ public final class ListenConnection: @unchecked Sendable {
         }
     }
 
+    /// Makes the connection call `ready` whenever events wait to be sent that its writer was not told of,
+    /// from whichever thread queued them; the writer then calls `takeReady` until it answers no events.
+    /// This replaces `next`/`nextBatch` for a writer that runs where it is told (an event loop) instead of in
+    /// a task of its own.
+    public func onEventsReady(_ ready: @escaping @Sendable () -> Void) {
+        queue.onReady(ready)
+    }
+
+    /// The events to send now (every one queued, up to `max`), without waiting. With `writable` false (the
+    /// client reads slowly) none are taken unless the connection is over, whose last event always goes out.
+    /// No events and `finished` false: the writer is told again when there are. `finished`: the connection
+    /// is over once these are sent.
+    public func takeReady(max: Int = 64, writable: Bool = true) -> (events: [ListenEvent], finished: Bool) {
+        while true {
+            let taken = queue.takeReady(max: max, writable: writable)
+            if taken.events.isEmpty { return taken }
+            let events = taken.events.filter { event in
+                if case .snapshot(let s) = event { return isCurrent(s.targetID, s.serial) }
+                return true
+            }
+            if !events.isEmpty || taken.finished { return (events, taken.finished) }
+        }
+    }
+
     /// Events waiting to be sent.
     public var queuedEvents: Int { queue.count }
 
