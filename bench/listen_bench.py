@@ -7,9 +7,14 @@ collection of 10 documents ("query": every write reaches every listener) or a do
 every write reaches one listener). A writer updates documents at RATE writes/s for SECONDS, stamping each
 with the wall clock; listeners record write-to-delivery latency. The server's RSS is read from /proc before
 the listeners connect and after their first snapshots. The driver is the Swift program bench/ListenBench
-(Hearth's side uses HearthTesting's ListenClient). Everything is bounded in time and stops by itself.
+(Hearth's side uses HearthTesting's ListenFrameClient). Everything is bounded in time and stops by itself.
 
     python3 bench/listen_bench.py [--clients 1000,5000,10000] [--modes query,doc] [--seconds 10] [--rate 100]
+                                  [--writer open|closed]
+
+The writer is open-loop by default: each write goes out at its time (over 8 connections) whether or not the
+earlier ones were answered, and is stamped with that time, so a server that falls behind shows it in the
+latencies rather than by slowing the writer down (`--writer closed` waits for each answer, as earlier runs did).
 """
 import argparse, json, os, resource, shutil, signal, subprocess, sys, tempfile, time, urllib.request
 
@@ -45,9 +50,10 @@ def start_pocketbase(tmp, port):
     return proc
 
 
-def run(server, port, clients, mode, seconds, rate, pid):
+def run(server, port, clients, mode, seconds, rate, pid, writer):
     out = subprocess.run([binary("hearth-listen-bench"), server, str(port),
-                          ADMIN_KEY if server == "hearth" else "-", str(clients), mode, str(seconds), str(rate), str(pid)],
+                          ADMIN_KEY if server == "hearth" else "-", str(clients), mode, str(seconds), str(rate), str(pid),
+                          writer],
                          capture_output=True, text=True, timeout=seconds + 300)
     line = next((l for l in out.stdout.splitlines() if l.startswith("{")), None)
     if line is None:
@@ -61,6 +67,9 @@ def main():
     ap.add_argument("--modes", default="query,doc")
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--rate", type=int, default=100)
+    ap.add_argument("--writer", choices=["open", "closed"], default="open",
+                    help="open: each write goes out at its time, answered or not (the default); "
+                         "closed: each write waits for the previous answer, so a slow server slows the writer")
     ap.add_argument("--config", default="release", help="the build to measure: release, or debug to check the harness")
     args = ap.parse_args()
     global CONFIG
@@ -68,8 +77,8 @@ def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))  # inherited by both servers and the driver
     build()
-    print(f"{CONFIG} build, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores, open files {resource.getrlimit(resource.RLIMIT_NOFILE)[0]}",
-          flush=True)
+    print(f"{CONFIG} build, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores, open files {resource.getrlimit(resource.RLIMIT_NOFILE)[0]}, "
+          f"{args.writer}-loop writer", flush=True)
     rows = []
     for mode in args.modes.split(","):
         for clients in [int(c) for c in args.clients.split(",")]:
@@ -79,7 +88,7 @@ def main():
                 port = 18180 if server == "hearth" else 18190
                 proc = start_hearth(tmp, port) if server == "hearth" else start_pocketbase(tmp, port)
                 try:
-                    r = run(server, port, clients, mode, args.seconds, args.rate, proc.pid)
+                    r = run(server, port, clients, mode, args.seconds, args.rate, proc.pid, args.writer)
                 finally:
                     proc.send_signal(signal.SIGTERM)
                     try:

@@ -31,6 +31,7 @@ final class ListenChannelWriter: ChannelInboundHandler, RemovableChannelHandler,
     private let closePromise: EventLoopPromise<Close>
     // Event loop only.
     private var context: ChannelHandlerContext?
+    private var channel: (any Channel)?
     private var closeDecided = false
 
     init(connection: ListenConnection, channel: any Channel, maxFrameBytes: Int, drains: LoopDrainRegistry) {
@@ -61,10 +62,12 @@ final class ListenChannelWriter: ChannelInboundHandler, RemovableChannelHandler,
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        self.channel = context.channel
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        self.channel = nil
         decideClose(nil)
     }
 
@@ -82,11 +85,11 @@ final class ListenChannelWriter: ChannelInboundHandler, RemovableChannelHandler,
 
     /// Writes what the connection has queued while the channel takes it.
     func drain() {
-        guard let context, !closeDecided else { return }
+        guard let context, let channel, !closeDecided else { return }
         var wrote = false
         defer { if wrote { context.flush() } }
         while true {
-            let (events, finished) = connection.takeReady(writable: context.channel.isWritable)
+            let (events, finished) = connection.takeReady(writable: channel.isWritable)
             if events.isEmpty {
                 if finished { decideClose(nil) }
                 return
@@ -96,8 +99,13 @@ final class ListenChannelWriter: ChannelInboundHandler, RemovableChannelHandler,
                 var w = JSONWriter()
                 switch event {
                 case .snapshot(let snapshot):
-                    // Most snapshots are encoded once for all their listeners; send those bytes as they are.
-                    writeText(snapshot.encodedFrame(), context)
+                    // Most snapshots are encoded once for all their listeners, and framed once for those on
+                    // this event loop: every one of them is sent the same buffer.
+                    if let frame = snapshot.frame, frame.count <= maxFrameBytes {
+                        context.write(wrapOutboundOut(drains.framed(frame, allocator: channel.allocator)), promise: nil)
+                    } else {
+                        writeText(snapshot.encodedFrame(), context, channel.allocator)
+                    }
                     continue
                 case .pong:
                     w.raw("{\"type\":\"pong\"}")
@@ -107,24 +115,24 @@ final class ListenChannelWriter: ChannelInboundHandler, RemovableChannelHandler,
                     ListenEndpoint.writeError(error, id: nil, to: &w)
                 case .closed(let error, let code):
                     ListenEndpoint.writeError(error, id: nil, to: &w)
-                    writeText(w.bytes, context)
+                    writeText(w.bytes, context, channel.allocator)
                     decideClose((code, String(error.message.prefix(100))))
                     return
                 }
-                writeText(w.bytes, context)
+                writeText(w.bytes, context, channel.allocator)
             }
         }
     }
 
     /// Writes one text message: one frame, or a text frame and continuation frames of at most
     /// `maxFrameBytes` each.
-    private func writeText(_ payload: [UInt8], _ context: ChannelHandlerContext) {
+    private func writeText(_ payload: [UInt8], _ context: ChannelHandlerContext, _ allocator: ByteBufferAllocator) {
         var start = 0
         repeat {
             let end = min(payload.count, start + maxFrameBytes)
             let opcode: UInt8 = start == 0 ? 0x1 : 0x0
             let fin: UInt8 = end == payload.count ? 0x80 : 0
-            var buffer = context.channel.allocator.buffer(capacity: end - start + 10)
+            var buffer = allocator.buffer(capacity: end - start + 10)
             Self.writeHeader(fin | opcode, length: end - start, to: &buffer)
             buffer.writeBytes(payload[start..<end])
             context.write(wrapOutboundOut(buffer), promise: nil)
@@ -173,14 +181,41 @@ final class LoopDrains: @unchecked Sendable {
         if start { eventLoop.execute { self.run() } }
     }
 
+    // Event loop only: the last frame framed, and the bytes it was framed from. Holding the bytes keeps their
+    // storage alive, so no other array can have the same address while they are compared by it.
+    private var lastPayload: [UInt8] = []
+    private var lastFramed: ByteBuffer?
+
+    /// `payload` as one text frame, made once for all the loop's connections it goes to in a row.
+    func framed(_ payload: [UInt8], allocator: ByteBufferAllocator) -> ByteBuffer {
+        if let lastFramed, payload.count == lastPayload.count,
+           payload.withUnsafeBufferPointer({ a in lastPayload.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }) {
+            return lastFramed
+        }
+        var buffer = allocator.buffer(capacity: payload.count + 10)
+        ListenChannelWriter.writeHeader(0x81, length: payload.count, to: &buffer)
+        buffer.writeBytes(payload)
+        lastPayload = payload
+        lastFramed = buffer
+        return buffer
+    }
+
+    /// Writers drained per task: the loop reads its sockets between two chunks, so that a commit's fan-out to
+    /// thousands of listeners does not hold up the requests (and commits) that arrive meanwhile.
+    static let chunk = 128
+
     private func run() {
-        let writers = lock.withLock { () -> [ListenChannelWriter] in
-            scheduled = false
-            let writers = pending
-            pending = []
-            return writers
+        let (writers, more) = lock.withLock { () -> ([ListenChannelWriter], Bool) in
+            let n = min(pending.count, Self.chunk)
+            let writers = Array(pending[..<n])
+            pending.removeFirst(n)
+            if pending.isEmpty { scheduled = false }
+            return (writers, !pending.isEmpty)
         }
         for writer in writers { writer.drain() }
+        lastPayload = []
+        lastFramed = nil
+        if more { eventLoop.execute { self.run() } }
     }
 }
 

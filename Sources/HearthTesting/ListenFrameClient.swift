@@ -18,6 +18,15 @@ public final class ListenFrameClient: Sendable {
     /// Opens `/v1/listen` on loopback with the token in the upgrade request; returns once upgraded.
     public static func connect(port: Int, token: String, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
                                onFrame: @escaping @Sendable (JSON) -> Void) async throws -> ListenFrameClient {
+        try await connect(port: port, token: token, group: group, onText: { payload in
+            if let json = try? JSON.parse(payload.readableBytesView) { onFrame(json) }
+        })
+    }
+
+    /// Opens `/v1/listen` like `connect(port:token:group:onFrame:)`, handing each text message to `onText` as
+    /// its bytes, unparsed: for a load driver that reads one field and leaves the CPU to the server.
+    public static func connect(port: Int, token: String, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+                               onText: @escaping @Sendable (ByteBuffer) -> Void) async throws -> ListenFrameClient {
         let upgraded = group.next().makePromise(of: Void.self)
         // Completed once: by the upgrade, or by the connection closing before it.
         let completed = NIOLockedValueBox(false)
@@ -28,7 +37,7 @@ public final class ListenFrameClient: Sendable {
             .channelInitializer { channel in
                 let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: 1 << 24) { channel, _ in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(FrameHandler(onFrame: onFrame))
+                        try channel.pipeline.syncOperations.addHandler(FrameHandler(onText: onText))
                         complete(.success(()))
                     }
                 }
@@ -73,20 +82,30 @@ public final class ListenFrameClient: Sendable {
         try? await channel.close().get()
     }
 
-    /// Hands every text frame to `onFrame`, answers pings and closes with the server.
-    final class FrameHandler: ChannelInboundHandler, Sendable {
+    /// Hands every text message to `onText` (joining continuation frames), answers pings and closes with the
+    /// server.
+    final class FrameHandler: ChannelInboundHandler, @unchecked Sendable {  // Touched on its event loop only.
         typealias InboundIn = WebSocketFrame
         typealias OutboundOut = WebSocketFrame
-        let onFrame: @Sendable (JSON) -> Void
+        let onText: @Sendable (ByteBuffer) -> Void
+        var partial: ByteBuffer?
 
-        init(onFrame: @escaping @Sendable (JSON) -> Void) { self.onFrame = onFrame }
+        init(onText: @escaping @Sendable (ByteBuffer) -> Void) { self.onText = onText }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let frame = unwrapInboundIn(data)
             switch frame.opcode {
+            case .text where frame.fin:
+                onText(frame.unmaskedData)
             case .text:
-                let payload = frame.unmaskedData
-                if let json = try? JSON.parse(payload.readableBytesView) { onFrame(json) }
+                partial = frame.unmaskedData
+            case .continuation:
+                var data = frame.unmaskedData
+                partial?.writeBuffer(&data)
+                if frame.fin, let whole = partial {
+                    partial = nil
+                    onText(whole)
+                }
             case .ping:
                 let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
                 context.writeAndFlush(wrapOutboundOut(pong), promise: nil)

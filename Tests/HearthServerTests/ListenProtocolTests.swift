@@ -217,7 +217,7 @@ import Testing
             #expect(frames.snapshots.count == 4)  // r2 is in neither target
             await ws.close()
             await #expect(throws: (any Error).self) {
-                _ = try await ListenFrameClient.connect(port: server.port, token: "hat_not_a_token") { _ in }
+                _ = try await ListenFrameClient.connect(port: server.port, token: "hat_not_a_token", onFrame: { _ in })
             }
         }
     }
@@ -240,6 +240,15 @@ import Testing
             let snapshot = try JSON.parse(WebSocketWire.messages(frames)[0].payload)
             #expect(snapshot["type"]?.stringValue == "snapshot")
             #expect(snapshot["changes"]?[0]?["doc"]?["data"]?["text"]?.stringValue == text)
+
+            // The load driver's client joins the frames too.
+            let received = Mutex<JSON?>(nil)
+            let frameClient = try await ListenFrameClient.connect(port: server.port, token: server.adminKey,
+                                                                  onFrame: { frame in received.withLock { $0 = frame } })
+            try await frameClient.listen("b", doc: "big/one")
+            try await Self.waitUntil { received.withLock { $0 != nil } }
+            #expect(received.withLock { $0?["changes"]?[0]?["doc"]?["data"]?["text"]?.stringValue } == text)
+            await frameClient.close()
         }
     }
 

@@ -2,8 +2,13 @@
 // with HearthTesting's ListenFrameClient, or PocketBase realtime over SSE), runs a writer at a fixed rate for a
 // bounded time, and prints one JSON line with write-to-delivery latency percentiles and the server's RSS.
 //
-//   hearth-listen-bench hearth PORT ADMIN_KEY CLIENTS query|doc SECONDS RATE SERVER_PID
-//   hearth-listen-bench pocketbase PORT - CLIENTS query|doc SECONDS RATE SERVER_PID
+//   hearth-listen-bench hearth PORT ADMIN_KEY CLIENTS query|doc SECONDS RATE SERVER_PID [open|closed]
+//   hearth-listen-bench pocketbase PORT - CLIENTS query|doc SECONDS RATE SERVER_PID [open|closed]
+//
+// The writer is open-loop by default: each write is sent at its time whether or not earlier ones were
+// answered, and stamped with that time, so a server that falls behind shows it in the latencies instead of
+// slowing the writer down. `closed` waits for each answer before the next write (the writer slows to what
+// the server answers).
 import Foundation
 import HearthCore
 import HearthTesting
@@ -14,7 +19,8 @@ import NIOPosix
 /// The command line, read once.
 enum Bench {
     static let args = CommandLine.arguments
-    static let valid = args.count == 9 && Int(args[2]) != nil && Int(args[4]) != nil && Double(args[6]) != nil
+    static let valid = (args.count == 9 || (args.count == 10 && ["open", "closed"].contains(args[9])))
+        && Int(args[2]) != nil && Int(args[4]) != nil && Double(args[6]) != nil
         && Double(args[7]) != nil && Int(args[8]) != nil
     static let server = args[1]
     static let port = Int(args[2])!
@@ -24,20 +30,77 @@ enum Bench {
     static let seconds = Double(args[6])!
     static let rate = Double(args[7])!
     static let serverPID = Int(args[8])!
+    static let openLoop = args.count < 10 || args[9] == "open"
+    /// Connections the open-loop writer spreads its writes over.
+    static let writerConnections = 8
     static let sharedDocs = 10
 }
 
 guard Bench.valid else {
-    FileHandle.standardError.write(Data("usage: hearth-listen-bench hearth|pocketbase PORT KEY CLIENTS query|doc SECONDS RATE PID\n".utf8))
+    FileHandle.standardError.write(Data("usage: hearth-listen-bench hearth|pocketbase PORT KEY CLIENTS query|doc SECONDS RATE PID [open|closed]\n".utf8))
     exit(2)
 }
 
-/// Latency samples from every listener, in milliseconds.
+/// Latency samples, in milliseconds: one set per listener, each filled on its connection's event loop, so
+/// that listeners never wait on one another's lock.
 final class Samples: @unchecked Sendable {
     private let lock = NSLock()
     private var values: [Double] = []
+    private var parts: [Samples] = []
     func add(_ ms: Double) { lock.withLock { values.append(ms) } }
-    func sorted() -> [Double] { lock.withLock { values.sorted() } }
+    /// A set of its own for one listener, counted in `sorted`.
+    func part() -> Samples {
+        let part = Samples()
+        lock.withLock { parts.append(part) }
+        return part
+    }
+    func sorted() -> [Double] {
+        lock.withLock { (values + parts.flatMap { $0.sorted() }).sorted() }
+    }
+}
+
+/// Where `needle` first occurs in `bytes` at or after `from`.
+@Sendable func find(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
+    guard let first = needle.first, let base = bytes.baseAddress else { return nil }
+    var at = from
+    while at + needle.count <= bytes.count {
+        guard let hit = memchr(base + at, Int32(first), bytes.count - needle.count + 1 - at) else { return nil }
+        let k = base.distance(to: UnsafeRawPointer(hit))
+        if needle.indices.allSatisfy({ bytes[k + $0] == needle[$0] }) { return k }
+        at = k + 1
+    }
+    return nil
+}
+
+/// Calls `each` with every `"sentAt":<number>` value in a message, read from its bytes as they are. Both
+/// servers' messages carry the field that way, so the driver spends the same, little, CPU per delivery on
+/// either side and leaves the rest to the server.
+@Sendable func sentAtValues(_ bytes: UnsafeRawBufferPointer, _ each: (Int64) -> Void) {
+    let key = Array(#""sentAt":"#.utf8)
+    var at = 0
+    while let found = find(key, in: bytes, from: at) {
+        var k = found + key.count
+        while k < bytes.count, bytes[k] == 0x20 { k += 1 }
+        let start = k
+        var integer: Int64 = 0, plain = true
+        while k < bytes.count, let c = Optional(bytes[k]), (c >= 0x30 && c <= 0x39) || c == 0x2E || c == 0x65 || c == 0x45 || c == 0x2B || c == 0x2D {
+            if c >= 0x30 && c <= 0x39 { integer = integer &* 10 &+ Int64(c - 0x30) } else { plain = false }
+            k += 1
+        }
+        if k > start {
+            if plain {
+                each(integer)
+            } else if let value = Double(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<k]), as: UTF8.self)) {
+                each(Int64(value))
+            }
+        }
+        at = k
+    }
+}
+
+/// Whether `needle` occurs in `bytes`.
+@Sendable func contains(_ bytes: UnsafeRawBufferPointer, _ needle: String) -> Bool {
+    find(Array(needle.utf8), in: bytes, from: 0) != nil
 }
 
 @Sendable func nowMicros() -> Int64 { Timestamp.now().microseconds }
@@ -85,16 +148,16 @@ func runHearth(_ samples: Samples) async throws -> (Int, Int) {
         // as PocketBase's SSE events are below, so that the driver costs about the same per delivery on both
         // sides.
         let ready = ClientIDBox()
-        let ws = try await ListenFrameClient.connect(port: Bench.port, token: Bench.key, onFrame: { frame in
+        let mine = samples.part()
+        let ws = try await ListenFrameClient.connect(port: Bench.port, token: Bench.key, onText: { payload in
             let received = nowMicros()
-            guard case .array(let changes)? = frame["changes"] else { return }
-            if frame["initial"] == .bool(true) {
-                ready.set("")
-                return
-            }
-            for change in changes {
-                if case .int(let sent)? = change["doc"]?["data"]?["sentAt"], sent > 0 {
-                    samples.add(Double(received - sent) / 1000)
+            payload.withUnsafeReadableBytes { bytes in
+                if contains(bytes, #""initial":true"#) {
+                    ready.set("")
+                    return
+                }
+                sentAtValues(bytes) { sent in
+                    if sent > 0 { mine.add(Double(received - sent) / 1000) }
                 }
             }
         })
@@ -108,9 +171,10 @@ func runHearth(_ samples: Samples) async throws -> (Int, Int) {
     }
     try await Task.sleep(for: .milliseconds(500))
     let after = rssKB(Bench.serverPID)
-    try await write(seconds: Bench.seconds, rate: Bench.rate) { k in
+    let writers = (0..<Bench.writerConnections).map { _ in HearthClient(port: Bench.port, adminKey: Bench.key) }
+    try await write(seconds: Bench.seconds, rate: Bench.rate) { k, sentAt in
         let path = Bench.mode == "query" ? "feed/d\(k % Bench.sharedDocs)" : "own/c\(Int.random(in: 0..<Bench.clients))"
-        _ = try await http.patch("/v1/docs/\(path)", #"{"sentAt": \#(nowMicros())}"#)
+        _ = try await writers[k % writers.count].patch("/v1/docs/\(path)", #"{"sentAt": \#(sentAt)}"#)
     }
     try await Task.sleep(for: .seconds(2))
     exitWith(samples, before: before, after: after)
@@ -126,51 +190,84 @@ final class ListenerSet: @unchecked Sendable {
 
 /// How long the writes took: longer than asked when the server answers the writer slowly.
 nonisolated(unsafe) var writeSeconds = 0.0
+/// The latest answer to a write after its time, in milliseconds (open loop: how far the server fell behind).
+nonisolated(unsafe) var worstAnswerMillis = 0.0
 
-/// Paces `body` at `rate` calls per second for `seconds`.
-func write(seconds: Double, rate: Double, _ body: (Int) async throws -> Void) async throws {
+/// Paces `body` at `rate` calls per second for `seconds`, passing each call's number and the time it is
+/// stamped with (microseconds since 1970). Open loop: each call starts at its time, stamped with that time,
+/// whatever earlier calls are doing. Closed loop: each call waits for the one before.
+func write(seconds: Double, rate: Double, _ body: @escaping @Sendable (Int, Int64) async throws -> Void) async throws {
     let start = ContinuousClock.now
+    let startMicros = nowMicros()
     let total = Int(seconds * rate)
-    for k in 0..<total {
-        try await Task.sleep(until: start + .microseconds(Int64(Double(k) * 1_000_000 / rate)))
-        try await body(k)
+    let worst = Samples()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for k in 0..<total {
+            let offset = Int64(Double(k) * 1_000_000 / rate)
+            try await Task.sleep(until: start + .microseconds(offset))
+            if Bench.openLoop {
+                group.addTask {
+                    try await body(k, startMicros + offset)
+                    worst.add(Double(nowMicros() - startMicros - offset) / 1000)
+                }
+            } else {
+                try await body(k, nowMicros())
+            }
+        }
+        try await group.waitForAll()
     }
     let elapsed = ContinuousClock.now - start
     writeSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    worstAnswerMillis = worst.sorted().last ?? 0
 }
 
 func exitWith(_ samples: Samples, before: Int, after: Int) -> Never {
     let sorted = samples.sorted()
     func pct(_ p: Double) -> Double { sorted.isEmpty ? -1 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
     let perListener = Bench.clients > 0 ? Double(after - before) / Double(Bench.clients) : 0
-    print(#"{"server": "\#(Bench.server)", "clients": \#(Bench.clients), "mode": "\#(Bench.mode)", "samples": \#(sorted.count), "p50_ms": \#(pct(0.5)), "p99_ms": \#(pct(0.99)), "rss_before_kb": \#(before), "rss_after_kb": \#(after), "rss_per_listener_kb": \#(perListener), "writes_per_second": \#(writeSeconds > 0 ? Double(Int(Bench.seconds * Bench.rate)) / writeSeconds : 0)}"#)
+    print(#"{"server": "\#(Bench.server)", "clients": \#(Bench.clients), "mode": "\#(Bench.mode)", "samples": \#(sorted.count), "p50_ms": \#(pct(0.5)), "p99_ms": \#(pct(0.99)), "rss_before_kb": \#(before), "rss_after_kb": \#(after), "rss_per_listener_kb": \#(perListener), "writes_per_second": \#(writeSeconds > 0 ? Double(Int(Bench.seconds * Bench.rate)) / writeSeconds : 0), "writer": "\#(Bench.openLoop ? "open" : "closed")", "slowest_answer_ms": \#(worstAnswerMillis)}"#)
     fflush(nil)
     exit(0)
 }
 
 // MARK: PocketBase realtime (SSE)
 
-/// Splits an SSE stream into events and hands each `data` line of a record event to `onData`.
-final class SSEHandler: ChannelInboundHandler, @unchecked Sendable {
+/// Splits an SSE stream into events and hands each event's name and `data` bytes to `onEvent`, working on
+/// the bytes as they arrive (no strings), as the WebSocket side does.
+final class SSEHandler: ChannelInboundHandler, @unchecked Sendable {  // Touched on its event loop only.
     typealias InboundIn = HTTPClientResponsePart
-    var pending = ""
-    let onEvent: @Sendable (String, String) -> Void
+    var pending: [UInt8] = []
+    let onEvent: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void
 
-    init(onEvent: @escaping @Sendable (String, String) -> Void) { self.onEvent = onEvent }
+    init(onEvent: @escaping (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) { self.onEvent = onEvent }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .body(let buffer) = unwrapInboundIn(data) else { return }
-        pending += String(buffer: buffer)
-        while let end = pending.range(of: "\n\n") {
-            let block = pending[..<end.lowerBound]
-            var event = "", payload = ""
-            for line in block.split(separator: "\n") {
-                if line.hasPrefix("event:") { event = line.dropFirst(6).trimmingCharacters(in: .whitespaces) }
-                if line.hasPrefix("data:") { payload = line.dropFirst(5).trimmingCharacters(in: .whitespaces) }
+        pending.append(contentsOf: buffer.readableBytesView)
+        var consumed = 0
+        pending.withUnsafeBytes { all in
+            while let blockEnd = find([0x0A, 0x0A], in: all, from: consumed) {
+                var event = UnsafeRawBufferPointer(start: nil, count: 0), payload = event
+                var line = consumed
+                while line < blockEnd {
+                    var next = line
+                    while next < blockEnd, all[next] != 0x0A { next += 1 }
+                    let text = UnsafeRawBufferPointer(rebasing: all[line..<next])
+                    if text.starts(with: "event:".utf8) { event = Self.value(text, after: 6) }
+                    if text.starts(with: "data:".utf8) { payload = Self.value(text, after: 5) }
+                    line = next + 1
+                }
+                onEvent(event, payload)
+                consumed = blockEnd + 2
             }
-            pending.removeSubrange(..<end.upperBound)
-            onEvent(event, payload)
         }
+        pending.removeFirst(consumed)
+    }
+
+    static func value(_ line: UnsafeRawBufferPointer, after n: Int) -> UnsafeRawBufferPointer {
+        var start = n
+        while start < line.count, line[start] == 0x20 { start += 1 }
+        return UnsafeRawBufferPointer(rebasing: line[start...])
     }
 }
 
@@ -187,18 +284,19 @@ func runPocketBase(_ samples: Samples) async throws {
     let channels = ChannelSet()
     try await forEachConcurrently(Bench.clients, width: 64) { k in
         let connected = ClientIDBox()
+        let mine = samples.part()
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandler(SSEHandler { event, data in
                         let received = nowMicros()
-                        if event == "PB_CONNECT" {
-                            connected.set(data)
-                        } else if let json = try? JSON.parse(data), case .int(let sent)? = json["record"]?["sentAt"], sent > 0 {
-                            samples.add(Double(received - sent) / 1000)
-                        } else if let json = try? JSON.parse(data), case .double(let sent)? = json["record"]?["sentAt"], sent > 0 {
-                            samples.add(Double(received - Int64(sent)) / 1000)
+                        if event.elementsEqual("PB_CONNECT".utf8) {
+                            connected.set(String(decoding: data, as: UTF8.self))
+                            return
+                        }
+                        sentAtValues(data) { sent in
+                            if sent > 0 { mine.add(Double(received - sent) / 1000) }
                         }
                     })
                 }
@@ -217,9 +315,11 @@ func runPocketBase(_ samples: Samples) async throws {
     }
     try await Task.sleep(for: .milliseconds(500))
     let after = rssKB(Bench.serverPID)
-    try await write(seconds: Bench.seconds, rate: Bench.rate) { k in
+    let writers = (0..<Bench.writerConnections).map { _ in HearthClient(port: Bench.port, adminKey: "") }
+    try await write(seconds: Bench.seconds, rate: Bench.rate) { k, sentAt in
         let id = Bench.mode == "query" ? records[k % Bench.sharedDocs] : records[Int.random(in: 0..<Bench.clients)]
-        _ = try await http.patch("/api/collections/feed/records/\(id)", #"{"sentAt": \#(nowMicros())}"#, headers: host, as: .nobody)
+        _ = try await writers[k % writers.count].patch("/api/collections/feed/records/\(id)", #"{"sentAt": \#(sentAt)}"#,
+                                                       headers: host, as: .nobody)
     }
     try await Task.sleep(for: .seconds(2))
     exitWith(samples, before: before, after: after)
