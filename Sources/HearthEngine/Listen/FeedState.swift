@@ -327,15 +327,22 @@ final class FeedState {
 
         init(_ template: ListenSnapshot) { self.template = template }
 
+        /// The last target id served and its frame: listeners of a view mostly name it alike.
+        var last: (targetID: String, frame: [UInt8])?
+
         mutating func snapshot(for subscriber: Subscriber) -> ListenSnapshot {
             var snapshot = template
             snapshot.targetID = subscriber.targetID
             snapshot.serial = subscriber.serial
-            if let frame = frames[subscriber.targetID] {
+            if let last, last.targetID == subscriber.targetID {
+                snapshot.frame = last.frame
+            } else if let frame = frames[subscriber.targetID] {
+                last = (subscriber.targetID, frame)
                 snapshot.frame = frame
             } else if frames.count < 64 {
                 let frame = snapshot.encodedFrame()
                 frames[subscriber.targetID] = frame
+                last = (subscriber.targetID, frame)
                 snapshot.frame = frame
             }
             return snapshot

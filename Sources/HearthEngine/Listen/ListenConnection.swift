@@ -157,13 +157,13 @@ public final class ListenConnection: @unchecked Sendable {
     /// is over once these are sent.
     public func takeReady(max: Int = 64, writable: Bool = true) -> (events: [ListenEvent], finished: Bool) {
         while true {
-            let taken = queue.takeReady(max: max, writable: writable)
+            var taken = queue.takeReady(max: max, writable: writable)
             if taken.events.isEmpty { return taken }
-            let events = taken.events.filter { event in
-                if case .snapshot(let s) = event { return isCurrent(s.targetID, s.serial) }
-                return true
+            taken.events.removeAll { event in
+                if case .snapshot(let s) = event { return !isCurrent(s.targetID, s.serial) }
+                return false
             }
-            if !events.isEmpty || taken.finished { return (events, taken.finished) }
+            if !taken.events.isEmpty || taken.finished { return taken }
         }
     }
 
