@@ -96,6 +96,15 @@ final class DecodedDocumentCache: @unchecked Sendable {
         return (entries.count, bytes)
     }
 
+    /// Forgets every document: changes were committed that this process cannot name.
+    func invalidateAll() {
+        lock.lock()
+        defer { lock.unlock() }
+        entries.removeAll()
+        bytes = 0
+        changedWhileReading.formUnion(reading.keys)
+    }
+
     /// Forgets documents a commit changed; called after the commit, before its writes are acknowledged.
     func invalidate(_ changes: [ChangeRecord]) {
         lock.lock()

@@ -25,6 +25,9 @@ public final class Store: Sendable {
         public var walLimits = WALLimits()
         /// How many change-log rows to keep for listeners that resume.
         public var changeLogRetention: Int = 100_000
+        /// Commits between two trims of the change log down to `changeLogRetention` rows (a trim runs in the
+        /// commit's transaction).
+        public var changeLogTrimInterval: Int = 100
         /// Composite indexes to keep (besides every single field); opening the store builds the entries of
         /// new ones and drops those of indexes no longer listed.
         public var compositeIndexes: [CompositeIndex] = []
@@ -100,6 +103,7 @@ public final class Store: Sendable {
         let documentCache = DecodedDocumentCache()
         self.documentCache = documentCache
         let state = try WriterState(connection: writeConnection, retention: configuration.changeLogRetention,
+                                    trimInterval: max(1, configuration.changeLogTrimInterval),
                                     composites: composites, maxIndexEntries: configuration.maxIndexEntriesPerDocument,
                                     documentCache: documentCache)
         var readConnections: [SQLiteConnection] = []
@@ -182,6 +186,14 @@ public final class Store: Sendable {
     /// Sets the function told of every committed change, in commit order, after the commit is durable.
     public func onCommit(_ body: @escaping @Sendable ([ChangeRecord]) -> Void) {
         commitHook.set(body)
+    }
+
+    /// Sets the function told when changes were committed that the commit hook will never be told of: another
+    /// process logged more changes than the log keeps (`Configuration.changeLogRetention`) between two looks,
+    /// and the oldest were trimmed before this store read them. It is called before the hook is told of the
+    /// changes that follow the gap; whoever keeps state derived from the changes must read it again.
+    public func onChangesMissed(_ body: @escaping @Sendable () -> Void) {
+        commitHook.setMissed(body)
     }
 
     /// Runs a read on a reader thread. Reads see the last committed state.
@@ -272,10 +284,24 @@ public final class Store: Sendable {
     }
 }
 
-/// The commit hook, settable after the store starts.
+/// The commit hook, settable after the store starts, and the hook told when changes were missed.
 final class CommitHookBox: @unchecked Sendable {
     private let lock = NSLock()
     private var body: (@Sendable ([ChangeRecord]) -> Void)?
+    private var missed: (@Sendable () -> Void)?
+
+    func setMissed(_ missed: @escaping @Sendable () -> Void) {
+        lock.lock()
+        self.missed = missed
+        lock.unlock()
+    }
+
+    func callMissed() {
+        lock.lock()
+        let missed = self.missed
+        lock.unlock()
+        missed?()
+    }
 
     func set(_ body: @escaping @Sendable ([ChangeRecord]) -> Void) {
         lock.lock()
@@ -307,6 +333,7 @@ final class WriterState: @unchecked Sendable {
     var current: WriteJobState?
     var wantsCheckpoint = false
     let retention: Int
+    let trimInterval: Int
     var commitsSinceTrim = 0
     let composites: CompositeIndexes
     let maxIndexEntries: Int
@@ -314,11 +341,12 @@ final class WriterState: @unchecked Sendable {
     /// Documents changed by the batch under way (committed or not): the cache does not speak for them.
     var batchChanged: Set<DocumentPath> = []
 
-    init(connection: SQLiteConnection, retention: Int, composites: CompositeIndexes, maxIndexEntries: Int,
+    init(connection: SQLiteConnection, retention: Int, trimInterval: Int, composites: CompositeIndexes, maxIndexEntries: Int,
          documentCache: DecodedDocumentCache) throws {
         self.connection = connection
         self.documentCache = documentCache
         self.retention = retention
+        self.trimInterval = trimInterval
         self.composites = composites
         self.maxIndexEntries = maxIndexEntries
         let a = try connection.scalarInt("SELECT coalesce(max(commit_time), 0) FROM changes") ?? 0
@@ -372,7 +400,7 @@ final class WriterState: @unchecked Sendable {
             do {
                 if !changes.isEmpty {
                     commitsSinceTrim += 1
-                    if commitsSinceTrim >= 100 {
+                    if commitsSinceTrim >= trimInterval {
                         commitsSinceTrim = 0
                         try trimChangeLog()
                     }

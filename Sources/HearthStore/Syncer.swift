@@ -102,7 +102,7 @@ final class Syncer: @unchecked Sendable {
             if first > lastHandedOver + 1 {
                 do {
                     let foreign = try ReadContext.changes(on: connection, after: lastHandedOver, through: first - 1)
-                    warnIfTrimmed(foreign, after: lastHandedOver, through: first - 1)
+                    handleTrimmed(foreign, after: lastHandedOver, through: first - 1)
                     all = foreign + changes
                 } catch {
                     logger.error("cannot read other processes' changes from the change log; listeners miss them",
@@ -115,12 +115,16 @@ final class Syncer: @unchecked Sendable {
     }
 
     /// Another process that logs more changes than the log keeps (`Store.Configuration.changeLogRetention`)
-    /// between two looks trims some before this server reads them: listeners miss those. Said, not hidden.
-    private func warnIfTrimmed(_ foreign: [ChangeRecord], after: Int64, through: Int64) {
+    /// between two looks trims some before this server reads them. Which documents they changed is unknown,
+    /// so every decoded document is dropped and the hook's owner is told (`Store.onChangesMissed`) before the
+    /// changes after the gap reach it: the listeners' feed then reads every view again.
+    private func handleTrimmed(_ foreign: [ChangeRecord], after: Int64, through: Int64) {
         let first = foreign.first?.sequence ?? through + 1
         guard first > after + 1 else { return }
-        logger.warning("changes another process made were trimmed from the change log before this server read them; listeners missed them",
+        logger.warning("changes another process made were trimmed from the change log before this server read them; listeners read their results again",
                        metadata: ["missed": "\(first - after - 1)"])
+        documentCache.invalidateAll()
+        hook.callMissed()
     }
 
     /// Publishes changes that need no sync first (`normal` durability), in commit order. Called inside
@@ -138,7 +142,7 @@ final class Syncer: @unchecked Sendable {
             let latest = try ReadContext.lastSequence(on: checkpointConnection)
             guard latest > lastHandedOver else { return }
             foreign = try ReadContext.changes(on: checkpointConnection, after: lastHandedOver, through: latest)
-            warnIfTrimmed(foreign, after: lastHandedOver, through: latest)
+            handleTrimmed(foreign, after: lastHandedOver, through: latest)
             lastHandedOver = latest
         } catch {
             logger.warning("cannot read the change log for other processes' changes", metadata: ["error": "\(error)"])

@@ -48,4 +48,61 @@ import Testing
             await listener.close()
         }
     }
+
+    /// Another process that logs more changes than the log keeps between two looks trims some before the
+    /// server reads them. The server cannot tell which documents they changed, so every view reads its result
+    /// again and its listeners get the difference as an ordinary snapshot: their views still equal the data.
+    @Test func listenersCatchUpWhenAnotherProcessOutrunsTheLog() async throws {
+        try await TestServer.with(configure: { $0.changeLogRetention = 3 }) { server, client in
+            for k in 0..<3 {
+                #expect(try await client.put("/v1/docs/rooms/r\(k)", #"{"open": true, "n": \#(k)}"#).status == 200)
+            }
+            let listener = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+            let query = #"{"from": "rooms", "where": [["open", "==", true]], "orderBy": [{"field": "n"}]}"#
+            try await listener.listen("q", query: query)
+            _ = try await listener.expect("snapshot", id: "q")
+            try await listener.listen("d", doc: "rooms/r1")
+            _ = try await listener.expect("snapshot", id: "d")
+
+            // One commit of another process's store that keeps only the last 3 log rows: the server can never
+            // read the other 20, whose changes take r1 out of the query, delete r2 and add r3…r17.
+            var configuration = Store.Configuration(dataDirectory: server.dataDirectory)
+            configuration.synchronous = .normal
+            configuration.changeLogRetention = 3
+            configuration.changeLogTrimInterval = 1
+            let other = try Store(configuration: configuration)
+            defer { other.close() }
+            try await other.write { context in
+                let t = context.nextCommitTime()
+                func put(_ id: String, _ json: String) throws {
+                    try context.put(StoredDocument(path: try DocumentPath("rooms/\(id)"), data: Array(json.utf8),
+                                                   createTime: t, updateTime: t), commitTime: t)
+                }
+                try put("r1", #"{"open": false, "n": 1}"#)
+                try context.delete(try DocumentPath("rooms/r2"), commitTime: t)
+                for k in 3..<18 { try put("r\(k)", #"{"open": true, "n": \#(k)}"#) }
+                for k in 0..<5 { try put("x\(k)", #"{"open": false, "n": -1}"#) }  // the 3 rows left: nothing the views show
+            }
+
+            var expected: [String] = []
+            if case .array(let docs)? = try await client.query(query).json?["documents"] {
+                expected = docs.compactMap { $0["path"]?.stringValue }
+            }
+            #expect(expected.count == 16)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while listener.views["q"]?.map(\.path.description) != expected || listener.views["d"]?.first?.fields["open"] != .bool(false) {
+                guard ContinuousClock.now < deadline else { break }
+                _ = try? await listener.next(timeout: .seconds(1))
+            }
+            #expect(listener.views["q"]?.map(\.path.description) == expected)
+            #expect(listener.views["d"]?.first?.fields["open"] == .bool(false))
+
+            // The feed goes on from there: a later write reaches the listener as one change.
+            #expect(try await client.patch("/v1/docs/rooms/r0", #"{"n": 100}"#).status == 200)
+            let after = try await listener.expect("snapshot", id: "q")
+            #expect(after["changes"]?.arrayCount == 1)
+            #expect(listener.views["q"]?.last?.path.description == "rooms/r0")
+            await listener.close()
+        }
+    }
 }

@@ -14,6 +14,14 @@ import Testing
         var all: [ChangeRecord] { lock.withLock { changes } }
     }
 
+    /// What the hooks were told, in order.
+    final class Told: @unchecked Sendable {
+        private let lock = NSLock()
+        private var items: [String] = []
+        func add(_ more: [String]) { lock.withLock { items += more } }
+        var all: [String] { lock.withLock { items } }
+    }
+
     @Test(arguments: [Store.Configuration.Synchronous.normal, .full])
     func otherProcessesChangesReachTheHookInLogOrder(synchronous: Store.Configuration.Synchronous) async throws {
         let directory = NSTemporaryDirectory() + "hearth-foreign-" + makeAutoID()
@@ -44,5 +52,39 @@ import Testing
         #expect(changes.map(\.sequence) == Array(1...Int64(written.count)))
         #expect(changes.allSatisfy { $0.document != nil })
         other.close()
+    }
+
+    /// When another process's commit trims log rows this store never read, the store cannot name what changed:
+    /// it says so (`onChangesMissed`) before handing over the changes after the gap, and forgets every decoded
+    /// document, so a rule's `get()` reads the other process's writes at once.
+    @Test func changesTrimmedBeforeThisStoreReadThemAreReportedAsMissed() async throws {
+        let directory = NSTemporaryDirectory() + "hearth-foreign-" + makeAutoID()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = Store.Configuration(dataDirectory: directory)
+        configuration.synchronous = .normal
+        let server = try Store(configuration: configuration)
+        defer { server.close() }
+        configuration.changeLogRetention = 2
+        configuration.changeLogTrimInterval = 1
+        let other = try Store(configuration: configuration)
+        defer { other.close() }
+        let told = Told()
+        server.onCommit { changes in told.add(changes.map(\.path.description)) }
+        server.onChangesMissed { told.add(["(missed)"]) }
+
+        try await put("settings/s", #"{"open": true}"#, in: server)
+        #expect(try server.ruleLookup(try DocumentPath("settings/s"))?.fields["open"] == .bool(true))  // cached now
+        // One commit of 6 changes, of which the log keeps 2.
+        try await other.write { context in
+            let t = context.nextCommitTime()
+            for (path, body) in [("settings/s", #"{"open": false}"#), ("a/1", "{}"), ("a/2", "{}"), ("a/3", "{}"), ("a/4", "{}"), ("a/5", "{}")] {
+                try context.put(StoredDocument(path: try DocumentPath(path), data: Array(body.utf8), createTime: t, updateTime: t),
+                                commitTime: t)
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while told.all.count < 4 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(told.all == ["settings/s", "(missed)", "a/4", "a/5"])
+        #expect(try server.ruleLookup(try DocumentPath("settings/s"))?.fields["open"] == .bool(false))
     }
 }

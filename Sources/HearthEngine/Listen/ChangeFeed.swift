@@ -45,6 +45,7 @@ public final class ChangeFeed: Service, Sendable {
         self.messages = messages
         self.inbox = inbox
         database.store.onCommit { changes in inbox.yield(.commit(changes)) }
+        database.store.onChangesMissed { inbox.yield(.changesMissed) }
         database.rules.onInstall { generation in inbox.yield(.rulesChanged(generation: generation)) }
     }
 
@@ -133,6 +134,9 @@ public final class ChangeFeed: Service, Sendable {
 enum FeedMessage: Sendable {
     case connect(ListenConnection)
     case commit([ChangeRecord])
+    /// Changes were committed that the feed will never see (another process's, trimmed from the log before
+    /// this server read them): every view reads its result again.
+    case changesMissed
     case add(Subscriber)
     case remove(connection: Int, targetID: String, serial: Int)
     case disconnect(connection: Int)

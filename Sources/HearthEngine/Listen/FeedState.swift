@@ -58,6 +58,7 @@ final class FeedState {
         case .connect(let connection):
             if connections[connection.id] == nil { connections[connection.id] = (connection, [:]) }
         case .commit(let records): commit(records, load: load)
+        case .changesMissed: reloadAll(load: load)
         case .add(let subscriber):
             add(subscriber, load: load)
             if subscriber.rulesGeneration < rulesGeneration && !subscriber.identity.isAdmin {
@@ -245,6 +246,23 @@ final class FeedState {
             view.phase = .loading
             view.generation += 1
             load(LoadRequest(view: view.id, generation: view.generation, target: model.target, resolveCursors: false, resume: nil))
+        }
+    }
+
+    /// Reads every view's result again: changes were committed that the feed never saw, so any view may be
+    /// stale. Listeners with a result get the difference as an ordinary snapshot once it is read; views still
+    /// loading start over, since their read may predate the missed changes.
+    func reloadAll(load: (LoadRequest) -> Void) {
+        for view in views.values {
+            view.phase = .loading
+            view.generation += 1
+            if let model = view.model {
+                load(LoadRequest(view: view.id, generation: view.generation, target: model.target, resolveCursors: false,
+                                 resume: nil))
+            } else {
+                load(LoadRequest(view: view.id, generation: view.generation, target: view.target, resolveCursors: true,
+                                 resume: view.subscribers.first?.resume))
+            }
         }
     }
 
