@@ -57,13 +57,6 @@ public func buildApplication(
     router.add(middleware: AuthMiddleware(adminKey: adminKey, auth: accounts.auth))
 
     router.get("/healthz") { _, _ in jsonResponse(Array("{\"status\":\"ok\"}".utf8)) }
-    router.get("/metrics") { _, _ in
-        metrics.databaseSize.set(Double(store.sizeOnDisk()))
-        metrics.reportScanned(store.statistics.documentsScanned)
-        var headers = HTTPFields()
-        headers[.contentType] = "text/plain; version=0.0.4"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
-    }
     DocumentRoutes(database: database).register(on: router)
     accounts.register(on: router, configuration: configuration)
     QueryRoutes(database: database).register(on: router)
@@ -77,6 +70,14 @@ public func buildApplication(
                               }
                           },
                           logger: logger)
+    router.get("/metrics") { _, _ in
+        metrics.databaseSize.set(Double(store.sizeOnDisk()))
+        metrics.listenConnections.set(Double(feed.openConnections))
+        metrics.reportScanned(store.statistics.documentsScanned)
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; version=0.0.4"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
+    }
     let listen = ListenEndpoint(feed: feed) { [auth = accounts.auth] token async throws(HearthError) -> ListenEndpoint.Credentials in
         if adminKey.matches(token) { return ListenEndpoint.Credentials(identity: .admin) }
         let (identity, sessionID, remaining) = try await auth.authenticateWithLifetime(accessToken: token)

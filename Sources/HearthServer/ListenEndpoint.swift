@@ -157,15 +157,14 @@ struct ListenEndpoint: Sendable {
     func watchDeadlines(_ connection: ListenConnection, _ session: SessionClock) async {
         while !Task.isCancelled {
             let authenticated = connection.identity != .unauthenticated
-            if let expires = connection.credentialsExpire {
-                if expires <= .now {
-                    connection.terminate(.unauthenticated(
-                        "the access token expired; send a fresh one in an auth message before it expires, or reconnect with one and resume"),
-                        closeCode: 1008)
-                    return
-                }
+            let expires = connection.credentialsExpire
+            if let expires, expires <= .now {
+                connection.terminate(.unauthenticated(
+                    "the access token expired; send a fresh one in an auth message before it expires, or reconnect with one and resume"),
+                    closeCode: 1008)
+                return
             }
-            let expiry = connection.credentialsExpire ?? .now + .seconds(3600)
+            let expiry = expires ?? .now + .seconds(3600)
             if let deadline = session.deadline(authenticated: authenticated, hasTargets: connection.targetCount > 0) {
                 if deadline <= .now {
                     connection.terminate(authenticated

@@ -7,6 +7,7 @@ public final class ServerMetrics: Sendable {
     /// The registry `/metrics` exposes.
     public let registry = PrometheusCollectorRegistry()
     let databaseSize: Gauge
+    let listenConnections: Gauge
     let documentsScanned: Counter
     let inlineReads: Counter
     let inlineQueries: Counter
@@ -20,6 +21,9 @@ public final class ServerMetrics: Sendable {
         databaseSize = registry.makeGauge(
             descriptor: MetricNameDescriptor(metricName: "hearth_database_size", unitName: "bytes",
                                              helpText: "Size of the database file and its WAL"))
+        listenConnections = registry.makeGauge(
+            descriptor: MetricNameDescriptor(metricName: "hearth_listen_connections",
+                                             helpText: "Open live-update (listen) connections"))
         documentsScanned = registry.makeCounter(
             descriptor: MetricNameDescriptor(metricName: "hearth_documents_scanned", unitName: "total",
                                              helpText: "Documents read by queries, aggregations, listings and listener loads"))

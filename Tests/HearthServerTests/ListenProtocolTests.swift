@@ -267,6 +267,7 @@ import Testing
             try await raw.send(WebSocketWire.upgradeRequest(port: server.port, token: server.adminKey))
             #expect(try await raw.readResponse().status == 101)
             try await Self.waitUntil { server.services.feed.openConnections == 1 }
+            #expect(try await InlineReadTests.metric("hearth_listen_connections", server) == 1)
             // One at a time, so that a writer that ignored the full socket would keep its queue short.
             for k in 0..<40 where server.services.feed.openConnections == 1 {
                 try await raw.send(bytes: WebSocketWire.clientText(#"{"type": "listen", "id": "t\#(k)", "doc": "big/one"}"#))
@@ -274,6 +275,7 @@ import Testing
             }
             // The server gives up on the connection while the client still reads nothing.
             try await Self.waitUntil { server.services.feed.openConnections == 0 }
+            #expect(try await InlineReadTests.metric("hearth_listen_connections", server) == 0)
             let bytes = try await raw.read { WebSocketWire.frames(in: $0).frames.contains { $0.opcode == 8 } }
             let messages = WebSocketWire.messages(WebSocketWire.frames(in: bytes).frames)
             let snapshots = messages.filter { $0.opcode == 1 && (try? JSON.parse($0.payload))?["type"]?.stringValue == "snapshot" }
