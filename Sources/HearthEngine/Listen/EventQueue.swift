@@ -70,6 +70,11 @@ final class EventQueue: @unchecked Sendable {
     /// Queues an event; false when the queue is full or finished (the event is not queued).
     func push(_ event: ListenEvent) -> Bool {
         lock.lock()
+        return pushLocked(event)
+    }
+
+    /// `push` with the lock held; unlocks.
+    private func pushLocked(_ event: ListenEvent) -> Bool {
         if finished || buffer.count - head >= limit {
             lock.unlock()
             return false
@@ -108,8 +113,7 @@ final class EventQueue: @unchecked Sendable {
                 k -= 1
             }
         }
-        lock.unlock()
-        return push(.snapshot(snapshot))
+        return pushLocked(.snapshot(snapshot))
     }
 
     /// Queues an event past the limit (replies to the client's own messages, which the rate limit bounds).

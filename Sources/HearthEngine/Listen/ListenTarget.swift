@@ -5,7 +5,7 @@ public enum ListenTarget: Sendable, Equatable {
     /// One document (present or missing).
     case document(DocumentPath)
     /// A query's result, limits and cursors included.
-    case query(Query)
+    indirect case query(Query)  // boxed: subscribers are copied per delivery, and a query has many parts
 
     /// True when a change to a document at this path may concern the target.
     func concerns(_ path: DocumentPath) -> Bool {
