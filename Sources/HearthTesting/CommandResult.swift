@@ -10,30 +10,37 @@ public struct CommandResult: Sendable {
     public var errorOutput: String
 
     /// Runs `hearth` (see `ServerProcess.binaryPath`) with arguments and waits for it, killing it after
-    /// `timeout` seconds.
-    public static func run(_ arguments: [String], currentDirectory: String? = nil, timeout: Double = 60) throws -> CommandResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ServerProcess.binaryPath())
-        process.arguments = arguments
-        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
+    /// `timeout` seconds. The waiting happens on a thread of its own (see `HearthCLI.run`).
+    public static func run(_ arguments: [String], currentDirectory: String? = nil, timeout: Double = 60) async throws -> CommandResult {
+        try await RawHTTPConnection.onOwnThread { try runNow(arguments, currentDirectory: currentDirectory, timeout: timeout) }
+    }
+
+    private static func runNow(_ arguments: [String], currentDirectory: String?, timeout: Double) throws -> CommandResult {
+        let out = try ChildProcess.pipe(), err = try ChildProcess.pipe()
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(path: ServerProcess.binaryPath(), arguments: arguments, currentDirectory: currentDirectory,
+                                     stdout: out.write, stderr: err.write)
+        } catch {
+            [out.read, out.write, err.read, err.write].forEach { _ = close($0) }
+            throw error
+        }
+        close(out.write)
+        close(err.write)
         // Drain both pipes while the process runs, so a chatty process never blocks on a full pipe.
-        let outReader = OutputReader(out.fileHandleForReading)
-        let errReader = OutputReader(err.fileHandleForReading)
+        let outReader = OutputReader(FileHandle(fileDescriptor: out.read, closeOnDealloc: true))
+        let errReader = OutputReader(FileHandle(fileDescriptor: err.read, closeOnDealloc: true))
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning {
+        while child.isRunning {
             if Date() > deadline {
-                process.terminate()
+                child.signal(SIGTERM)
                 throw ServerProcessError(message: "hearth \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
             }
             usleep(10_000)
         }
         outReader.waitForEnd(timeout: 5)
         errReader.waitForEnd(timeout: 5)
-        return CommandResult(status: process.terminationStatus, output: outReader.text, errorOutput: errReader.text)
+        return CommandResult(status: child.exitStatus ?? -1, output: outReader.text, errorOutput: errReader.text)
     }
 }
 

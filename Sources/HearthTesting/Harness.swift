@@ -104,7 +104,7 @@ public final class Harness: @unchecked Sendable {
         await server?.stop()
         if let process {
             process.signal(SIGTERM)
-            _ = try? process.waitForExit()
+            _ = try? await process.waitForExit()
         }
         if let folder { try? FileManager.default.removeItem(atPath: folder) }
     }
@@ -149,7 +149,7 @@ public final class Harness: @unchecked Sendable {
             if dev { arguments.append("--dev") }
             // Cheap password hashing: the accounts are test data.
             arguments += ["--argon2-memory", "64", "--argon2-iterations", "1"]
-            let process = try ServerProcess.start(dataDirectory: folder + "/data", arguments: arguments)
+            let process = try await ServerProcess.start(dataDirectory: folder + "/data", arguments: arguments)
             lock.withLock {
                 self.process = process
                 self.processData = folder

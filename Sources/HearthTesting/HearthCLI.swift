@@ -3,21 +3,30 @@ import Foundation
 /// Runs the `hearth` command line (the binary `ServerProcess` starts), for tests of its subcommands.
 public enum HearthCLI {
     /// Runs `hearth` with arguments and standard input; answers its exit status and its output (standard
-    /// output and standard error together).
-    public static func run(_ arguments: [String], input: String = "") throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ServerProcess.binaryPath())
-        process.arguments = arguments
-        let output = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = stdin
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    /// output and standard error together). The waiting happens on a thread of its own: on one of Swift
+    /// concurrency's few shared threads it would hold up the tasks of every other test meanwhile (in-process
+    /// servers, WebSocket clients answering a server's close), and two such waits would stall them all.
+    public static func run(_ arguments: [String], input: String = "") async throws -> (status: Int32, output: String) {
+        try await RawHTTPConnection.onOwnThread { try runNow(arguments, input: input) }
+    }
+
+    private static func runNow(_ arguments: [String], input: String) throws -> (status: Int32, output: String) {
+        let output = try ChildProcess.pipe()
+        let stdin = try ChildProcess.pipe()
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(path: ServerProcess.binaryPath(), arguments: arguments, stdin: stdin.read,
+                                     stdout: output.write, stderr: output.write)
+        } catch {
+            [output.read, output.write, stdin.read, stdin.write].forEach { _ = close($0) }
+            throw error
+        }
+        close(output.write)
+        close(stdin.read)
+        let writer = FileHandle(fileDescriptor: stdin.write, closeOnDealloc: true)
+        writer.write(Data(input.utf8))
+        try writer.close()
+        let data = FileHandle(fileDescriptor: output.read, closeOnDealloc: true).readDataToEndOfFile()
+        return (child.waitUntilExit(), String(decoding: data, as: UTF8.self))
     }
 }

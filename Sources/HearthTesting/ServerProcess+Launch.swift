@@ -2,24 +2,30 @@ import Foundation
 
 extension ServerProcess {
     /// Starts `hearth` with exactly these arguments (say `serve --port 0 --demo letter`), `HEARTH_ADMIN_KEY` set
-    /// when a key is given, and waits until it listens.
-    public static func launch(_ arguments: [String], adminKey: String? = nil, timeout: Double = 60) throws -> ServerProcess {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binaryPath())
-        process.arguments = arguments
+    /// when a key is given, and waits until it listens. The waiting happens on a thread of its own (see
+    /// `HearthCLI.run`).
+    public static func launch(_ arguments: [String], adminKey: String? = nil, timeout: Double = 60) async throws -> ServerProcess {
+        try await RawHTTPConnection.onOwnThread { try launchNow(arguments, adminKey: adminKey, timeout: timeout) }
+    }
+
+    private static func launchNow(_ arguments: [String], adminKey: String?, timeout: Double) throws -> ServerProcess {
         var environment = ProcessInfo.processInfo.environment
         environment["HEARTH_ADMIN_KEY"] = adminKey
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        try process.run()
-        // Read the output on a thread of its own, so the deadline holds even when the server prints nothing.
-        let reader = OutputReader(output.fileHandleForReading)
-        if let port = reader.waitForPort(timeout: timeout) {
-            return ServerProcess(port: port, adminKey: adminKey ?? "", process: process, output: output, reader: reader)
+        let output = try ChildProcess.pipe()
+        let process: ChildProcess
+        do {
+            process = try ChildProcess(path: binaryPath(), arguments: arguments, environment: environment, stdout: output.write)
+        } catch {
+            [output.read, output.write].forEach { _ = close($0) }
+            throw error
         }
-        process.terminate()
+        close(output.write)
+        // Read the output on a thread of its own, so the deadline holds even when the server prints nothing.
+        let reader = OutputReader(FileHandle(fileDescriptor: output.read, closeOnDealloc: true))
+        if let port = reader.waitForPort(timeout: timeout) {
+            return ServerProcess(port: port, adminKey: adminKey ?? "", process: process, reader: reader)
+        }
+        process.signal(SIGTERM)
         throw ServerProcessError(message: "hearth \(arguments.joined(separator: " ")) did not start within \(timeout) s: \(reader.text)")
     }
 }

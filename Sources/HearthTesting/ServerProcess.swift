@@ -6,8 +6,7 @@ public final class ServerProcess: @unchecked Sendable {
     public let port: Int
     /// The admin key it was started with.
     public let adminKey: String
-    let process: Process
-    let output: Pipe
+    let process: ChildProcess
     let reader: OutputReader?
 
     /// Everything the server has written to standard output so far (its log).
@@ -26,34 +25,35 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// Starts `hearth serve` on a free port over a data folder and waits until it listens.
     public static func start(dataDirectory: String, adminKey: String = "test-admin-key-" + UUID().uuidString,
-                             arguments: [String] = [], timeout: Double = 60) throws -> ServerProcess {
-        try launch(["serve", "--port", "0", "--data", dataDirectory] + arguments, adminKey: adminKey, timeout: timeout)
+                             arguments: [String] = [], timeout: Double = 60) async throws -> ServerProcess {
+        try await launch(["serve", "--port", "0", "--data", dataDirectory] + arguments, adminKey: adminKey, timeout: timeout)
     }
 
-    init(port: Int, adminKey: String, process: Process, output: Pipe, reader: OutputReader? = nil) {
+    init(port: Int, adminKey: String, process: ChildProcess, reader: OutputReader? = nil) {
         self.port = port
         self.adminKey = adminKey
         self.process = process
-        self.output = output
         self.reader = reader
     }
 
     /// Sends a signal (SIGKILL, SIGTERM, ...).
     public func signal(_ signal: Int32) {
-        kill(process.processIdentifier, signal)
+        process.signal(signal)
     }
 
     /// Waits for the process to end and returns its exit status.
-    public func waitForExit(timeout: Double = 30) throws -> Int32 {
+    public func waitForExit(timeout: Double = 30) async throws -> Int32 {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning {
             if Date() > deadline {
-                process.terminate()
+                process.signal(SIGTERM)
                 throw ServerProcessError(message: "hearth serve did not exit within \(timeout) s")
             }
-            usleep(20_000)
+            // Sleeping, not blocking: the tasks that let the server finish (a client answering its close
+            // frames) may need this thread.
+            try await Task.sleep(for: .milliseconds(20))
         }
-        return process.terminationStatus
+        return process.exitStatus ?? -1
     }
 
     /// A client for this server.

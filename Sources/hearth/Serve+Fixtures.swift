@@ -19,9 +19,15 @@ struct FixtureStartup {
         try await FixtureLoader(database: services.database, auth: services.auth).load(fixture)
     }
 
-    /// Removes the temporary data folder.
+    /// Removes the temporary data folder. A store thread finishing its last file operation may add an entry
+    /// while the folder is being emptied, so the removal is tried again briefly until the folder is gone.
     func cleanUp() {
-        if let temporaryFolder { try? FileManager.default.removeItem(atPath: temporaryFolder) }
+        guard let temporaryFolder else { return }
+        for _ in 0..<20 {
+            try? FileManager.default.removeItem(atPath: temporaryFolder)
+            if !FileManager.default.fileExists(atPath: temporaryFolder) { return }
+            usleep(50_000)
+        }
     }
 }
 

@@ -54,23 +54,23 @@ import Testing
         let server = try await TestServer.start(dataDirectory: folder, configure: { $0.useTestAccounts() })
         let client = server.client()
         do {
-            let create = try HearthCLI.run(["users", "create", "--data", folder, "--uid", "ann", "--email", "ann@example.com",
+            let create = try await HearthCLI.run(["users", "create", "--data", folder, "--uid", "ann", "--email", "ann@example.com",
                                           "--password-stdin", "--claims", #"{"role": "owner"}"#],
                                          input: "long enough password\n")
             #expect(create.status == 0, "\(create.output)")
             #expect(create.output.contains(#""uid":"ann""#))
             let session = try await client.loggedIn("ann@example.com", "long enough password")
 
-            let list = try HearthCLI.run(["users", "list", "--data", folder])
+            let list = try await HearthCLI.run(["users", "list", "--data", folder])
             #expect(list.status == 0 && list.output.contains("ann@example.com"), "\(list.output)")
-            let claims = try HearthCLI.run(["users", "set-claims", "--data", folder, "ann", #"{"admin": true}"#])
+            let claims = try await HearthCLI.run(["users", "set-claims", "--data", folder, "ann", #"{"admin": true}"#])
             #expect(claims.status == 0, "\(claims.output)")
             #expect(try await client.get("/v1/admin/users/ann").json?["claims"]?["admin"] == .bool(true))
 
-            let delete = try HearthCLI.run(["users", "delete", "--data", folder, "ann"])
+            let delete = try await HearthCLI.run(["users", "delete", "--data", folder, "ann"])
             #expect(delete.status == 0, "\(delete.output)")
             #expect(try await client.get("/v1/auth/me", as: .token(session.token)).status == 401)
-            let missing = try HearthCLI.run(["users", "delete", "--data", folder, "ann"])
+            let missing = try await HearthCLI.run(["users", "delete", "--data", folder, "ann"])
             #expect(missing.status != 0 && missing.output.contains("No account"), "\(missing.output)")
         } catch {
             Issue.record(error)
@@ -93,7 +93,7 @@ import Testing
             ]
             let bobListener = try await ListenClient.watching("notes/n1", port: server.port, token: bob.token)
 
-            let revoke = try HearthCLI.run(["users", "revoke", "--data", folder, ann.uid])
+            let revoke = try await HearthCLI.run(["users", "revoke", "--data", folder, ann.uid])
             #expect(revoke.status == 0, "\(revoke.output)")
             let revoked = ContinuousClock.now
             // Requests look the session up every time: the revocation applies to the very next one.
@@ -109,7 +109,7 @@ import Testing
 
             _ = try await client.put("/v1/docs/notes/n1", #"{"v": 1}"#)
             _ = try await bobListener.expectChange("added", of: "notes/n1")
-            let delete = try HearthCLI.run(["users", "delete", "--data", folder, bob.uid])
+            let delete = try await HearthCLI.run(["users", "delete", "--data", folder, bob.uid])
             #expect(delete.status == 0, "\(delete.output)")
             #expect(try await client.get("/v1/auth/me", as: .token(bob.token)).status == 401)
             #expect(try await bobListener.expect("error", timeout: .seconds(10))["code"] == .string("unauthenticated"))
@@ -154,7 +154,7 @@ import Testing
             rules_version = '2';
             service cloud.firestore { match /databases/{d}/documents { match /notes/{id} { allow read: if request.auth != null; } } }
             """)
-        let server = try ServerProcess.start(dataDirectory: folder, arguments: ["--rules", rules])
+        let server = try await ServerProcess.start(dataDirectory: folder, arguments: ["--rules", rules])
         let client = server.client()
         do {
             try await body(folder, server, client)
@@ -163,7 +163,7 @@ import Testing
         }
         await client.close()
         server.signal(SIGTERM)
-        _ = try server.waitForExit()
+        _ = try await server.waitForExit()
     }
 
     static func uids(_ result: HTTPResult) -> [String] {

@@ -68,10 +68,10 @@ import Testing
 
     @Test func aBrokenIndexFileStopsTheServerFromStarting() async throws {
         let file = try Self.write(#"{"indexes": [{"collectionGroup": "posts", "fields": [{"fieldPath": "views", "order": "ASCENDING"}]}]}"#)
-        let (status, output) = try HearthCLI.run(["serve", "--port", "0", "--data", TestServer.temporaryDirectory(), "--indexes", file])
+        let (status, output) = try await HearthCLI.run(["serve", "--port", "0", "--data", TestServer.temporaryDirectory(), "--indexes", file])
         #expect(status != 0)
         #expect(output.contains("index file \(file): indexes[0] has 1 field(s); a composite index needs at least 2"), "\(output)")
-        let (missingStatus, missingOutput) = try HearthCLI.run(["serve", "--port", "0", "--data", TestServer.temporaryDirectory(), "--indexes", "/nonexistent/indexes.json"])
+        let (missingStatus, missingOutput) = try await HearthCLI.run(["serve", "--port", "0", "--data", TestServer.temporaryDirectory(), "--indexes", "/nonexistent/indexes.json"])
         #expect(missingStatus != 0)
         #expect(missingOutput.contains("cannot read the index file /nonexistent/indexes.json"), "\(missingOutput)")
     }

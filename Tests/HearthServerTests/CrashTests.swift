@@ -15,7 +15,7 @@ import Testing
     @Test(arguments: ["NORMAL", "FULL"]) func acknowledgedWritesSurviveSIGKILL(synchronous: String) async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let server = try ServerProcess.start(dataDirectory: dir, arguments: ["--synchronous", synchronous])
+        let server = try await ServerProcess.start(dataDirectory: dir, arguments: ["--synchronous", synchronous])
         let writers = 8
         let start = Date()
         let progress = AckCounter()
@@ -63,10 +63,10 @@ import Testing
             for try await part in group { all += part }
             return all
         }
-        _ = try server.waitForExit()
+        _ = try await server.waitForExit()
         #expect(acknowledged.count >= 300, "at \(synchronous), the load acknowledged only \(acknowledged.count) writes before the kill")
 
-        let restarted = try ServerProcess.start(dataDirectory: dir)
+        let restarted = try await ServerProcess.start(dataDirectory: dir)
         let client = restarted.client()
         var missing: [String] = []
         for (path, body) in acknowledged {
@@ -77,13 +77,13 @@ import Testing
         #expect(missing.isEmpty, "at \(synchronous), \(missing.count) of \(acknowledged.count) acknowledged writes were lost: \(missing.prefix(5))")
         await client.close()
         restarted.signal(SIGTERM)
-        _ = try restarted.waitForExit()
+        _ = try await restarted.waitForExit()
     }
 
     @Test func sigtermShutsDownGracefully() async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let server = try ServerProcess.start(dataDirectory: dir)
+        let server = try await ServerProcess.start(dataDirectory: dir)
         let client = server.client()
         for i in 0..<50 {
             #expect(try await client.put("/v1/docs/g/\(i)", Self.body(0, i)).status == 200)
@@ -93,20 +93,20 @@ import Testing
         try await Task.sleep(for: .milliseconds(5))
         server.signal(SIGTERM)
         let last = try? await inFlight
-        #expect(try server.waitForExit() == 0)
+        #expect(try await server.waitForExit() == 0)
         await client.close()
         // The WAL was checkpointed into the database file on shutdown.
         let wal = (try? FileManager.default.attributesOfItem(atPath: dir + "/hearth.sqlite-wal")[.size] as? Int) ?? 0
         #expect(wal == 0)
 
-        let restarted = try ServerProcess.start(dataDirectory: dir)
+        let restarted = try await ServerProcess.start(dataDirectory: dir)
         let again = restarted.client()
         let list = try await again.get("/v1/docs/g?pageSize=100")
         guard case .array(let docs)? = list.json?["documents"] else { Issue.record("no listing"); return }
         #expect(docs.count == (last?.status == 200 ? 51 : 50))
         await again.close()
         restarted.signal(SIGTERM)
-        _ = try restarted.waitForExit()
+        _ = try await restarted.waitForExit()
     }
 }
 

@@ -83,7 +83,7 @@ import Testing
         await admin.close()
     }
 
-    @Test func exportTextIsStableAndReadable() throws {
+    @Test func exportTextIsStableAndReadable() async throws {
         let a = try FixtureFile(json: JSON.parse(#"{"documents": {"b/2": {"z": 1, "a": {"y": true, "x": null}}, "a/1": {}}}"#))
         #expect(a.text == """
             {
@@ -100,45 +100,45 @@ import Testing
             """)
     }
 
-    @Test func theCommandLineLoadsAndExports() throws {
+    @Test func theCommandLineLoadsAndExports() async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let data = dir + "/data"
         let file = Harness.projectFile("fixtures/prolific.json")
         let fixture = try FixtureFile(path: file)
-        let load = try CommandResult.run(["fixtures", "load", file, "--data", data])
+        let load = try await CommandResult.run(["fixtures", "load", file, "--data", data])
         #expect(load.status == 0, "\(load.errorOutput)")
         #expect(load.output.contains("\(fixture.documents.count) documents written, 0 unchanged; \(fixture.users.count) users created, 0 existing"))
-        let reload = try CommandResult.run(["fixtures", "load", file, "--data", data])
+        let reload = try await CommandResult.run(["fixtures", "load", file, "--data", data])
         #expect(reload.output.contains("0 documents written, \(fixture.documents.count) unchanged; 0 users created, \(fixture.users.count) existing"))
-        let users = try CommandResult.run(["users", "list", "--data", data])
+        let users = try await CommandResult.run(["users", "list", "--data", data])
         for user in fixture.users { #expect(users.output.contains("\"\(user.email)\""), "\(user.email)") }
 
-        let export = try CommandResult.run(["fixtures", "export", "--data", data])
+        let export = try await CommandResult.run(["fixtures", "export", "--data", data])
         #expect(export.status == 0, "\(export.errorOutput)")
         let exported = try FixtureFile(json: JSON.parse(export.output))
         #expect(exported.documents.count == fixture.documents.count)
         #expect(export.output == FixtureFile(documents: fixture.documents).text)
-        let toFile = try CommandResult.run(["fixtures", "export", "--data", data, "-o", dir + "/out.json"])
+        let toFile = try await CommandResult.run(["fixtures", "export", "--data", data, "-o", dir + "/out.json"])
         #expect(toFile.status == 0)
         #expect(FileManager.default.contents(atPath: dir + "/out.json").map { String(decoding: $0, as: UTF8.self) } == export.output)
 
         // A broken file changes nothing and says what is wrong.
         try Data(#"{"documents": {"projects/p1": {"t": {"$timestamp": "soon"}}, "projects/p2": {"ok": 1}}}"#.utf8)
             .write(to: URL(fileURLWithPath: dir + "/bad.json"))
-        let bad = try CommandResult.run(["fixtures", "load", dir + "/bad.json", "--data", data])
+        let bad = try await CommandResult.run(["fixtures", "load", dir + "/bad.json", "--data", data])
         #expect(bad.status != 0)
         #expect(bad.errorOutput.contains("documents['projects/p1']"), "\(bad.errorOutput)")
-        let after = try CommandResult.run(["fixtures", "export", "--data", data])
+        let after = try await CommandResult.run(["fixtures", "export", "--data", data])
         #expect(after.output == export.output)
-        let missing = try CommandResult.run(["fixtures", "export", "--data", dir + "/nothing"])
+        let missing = try await CommandResult.run(["fixtures", "export", "--data", dir + "/nothing"])
         #expect(missing.status != 0)
         #expect(missing.errorOutput.contains("no database in \(dir)/nothing"))
     }
 
     @Test func serveDemoStartsAnAppInATemporaryFolderAndRemovesIt() async throws {
         let key = "demo-test-key-" + makeAutoID() + makeAutoID()
-        let server = try ServerProcess.launch(["serve", "--port", "0", "--demo", "letter"], adminKey: key)
+        let server = try await ServerProcess.launch(["serve", "--port", "0", "--demo", "letter"], adminKey: key)
         let text = server.outputText
         #expect(text.contains("demo app letter"))
         #expect(text.contains("admin key: \(key)"))
@@ -152,23 +152,20 @@ import Testing
         #expect(try await client.get("/v1/docs/categories/love").status == 403)
         await client.close()
         server.signal(SIGTERM)
-        #expect(try server.waitForExit() == 0)
+        #expect(try await server.waitForExit() == 0)
         #expect(!FileManager.default.fileExists(atPath: folder))
 
-        let unknown = try CommandResult.run(["serve", "--port", "0", "--demo", "twitter"])
+        let unknown = try await CommandResult.run(["serve", "--port", "0", "--demo", "twitter"])
         #expect(unknown.status != 0)
         #expect(unknown.errorOutput.contains("unknown demo app 'twitter'; expected one of blue-avalanche, letter, prolific, comeover"))
-        let mixed = try CommandResult.run(["serve", "--port", "0", "--demo", "letter", "--rules", "x.rules"])
+        let mixed = try await CommandResult.run(["serve", "--port", "0", "--demo", "letter", "--rules", "x.rules"])
         #expect(mixed.status != 0)
         #expect(mixed.errorOutput.contains("--demo brings its own rules"))
     }
 
     @Test(arguments: apps) func eachDemoAppServesItsDataUnderItsRules(app: String) async throws {
-        let server = try ServerProcess.launch(["serve", "--port", "0", "--demo", app], adminKey: "demo-test-key-" + makeAutoID() + makeAutoID())
-        defer {
-            server.signal(SIGTERM)
-            _ = try? server.waitForExit()
-        }
+        let server = try await ServerProcess.launch(["serve", "--port", "0", "--demo", app], adminKey: "demo-test-key-" + makeAutoID() + makeAutoID())
+        defer { server.signal(SIGKILL) }  // this test is not about shutting down
         let fixture = try FixtureFile(path: Harness.projectFile("fixtures/\(app).json"))
         let admin = server.client()
         let nobody = server.client(as: .nobody)

@@ -50,19 +50,19 @@ import Testing
         #expect(reports[1].loadError?.contains("missing.rules") == true)
 
         // The same through the command line: a line per failure, the summary, a non-zero exit.
-        let result = try CommandResult.run(["rules", "test", dir + "/one.test.json", dir + "/two.test.json"])
+        let result = try await CommandResult.run(["rules", "test", dir + "/one.test.json", dir + "/two.test.json"])
         #expect(result.status != 0)
         #expect(result.output.contains("FAIL wrong"))
         #expect(result.output.hasSuffix("1 passed, 2 failed\n"), "\(result.output)")
     }
 
-    @Test func rulesTestCommandRunsTheProjectsFiles() throws {
-        let result = try CommandResult.run(["rules", "test"] + Self.testFiles(), currentDirectory: Self.root, timeout: 120)
+    @Test func rulesTestCommandRunsTheProjectsFiles() async throws {
+        let result = try await CommandResult.run(["rules", "test"] + Self.testFiles(), currentDirectory: Self.root, timeout: 120)
         #expect(result.status == 0, "\(result.output)\(result.errorOutput)")
         #expect(result.output.contains(" passed, 0 failed"))
     }
 
-    @Test func rulesCheckPrintsCaretDiagnostics() throws {
+    @Test func rulesCheckPrintsCaretDiagnostics() async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let good = dir + "/good.rules", bad = dir + "/bad.rules"
@@ -70,21 +70,21 @@ import Testing
             .write(toFile: good, atomically: true, encoding: .utf8)
         try "service cloud.firestore {\n  match /databases/{d}/documents {\n    allow read: if 1 +;\n    allow wrte: if true;\n  }\n}\n"
             .write(toFile: bad, atomically: true, encoding: .utf8)
-        let ok = try CommandResult.run(["rules", "check", good])
+        let ok = try await CommandResult.run(["rules", "check", good])
         #expect(ok.status == 0)
         #expect(ok.output.contains("OK"))
-        let broken = try CommandResult.run(["rules", "check", bad])
+        let broken = try await CommandResult.run(["rules", "check", bad])
         #expect(broken.status != 0)
         #expect(broken.errorOutput.contains("\(bad):3:"))
         #expect(broken.errorOutput.contains("\(bad):4:"))
         #expect(broken.errorOutput.contains("^"))
     }
 
-    @Test func serveRefusesABrokenRulesFile() throws {
+    @Test func serveRefusesABrokenRulesFile() async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try "service cloud.firestore { match /x { allow read: if (; } }".write(toFile: dir + "/bad.rules", atomically: true, encoding: .utf8)
-        let result = try CommandResult.run(["serve", "--port", "0", "--data", dir + "/data", "--rules", dir + "/bad.rules"], timeout: 30)
+        let result = try await CommandResult.run(["serve", "--port", "0", "--data", dir + "/data", "--rules", dir + "/bad.rules"], timeout: 30)
         #expect(result.status != 0)
         #expect(result.errorOutput.contains("bad.rules:1:"), "\(result.errorOutput)")
         #expect(result.errorOutput.contains("^"))
@@ -94,7 +94,7 @@ import Testing
     @Test func withoutRulesTheStartUpLogSaysHowToPassThem() async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let server = try ServerProcess.start(dataDirectory: dir)
+        let server = try await ServerProcess.start(dataDirectory: dir)
         let client = server.client(as: .nobody)
         #expect(try await client.put("/v1/docs/a/x", "{}").status == 403)
         #expect(try await client.put("/v1/docs/a/x", "{}", as: .admin).status == 200)
@@ -102,7 +102,7 @@ import Testing
         #expect(server.outputText.contains("--rules FILE"))
         await client.close()
         server.signal(SIGTERM)
-        _ = try server.waitForExit()
+        _ = try await server.waitForExit()
     }
 
     /// SIGHUP reloads even when the file's stamp (time and size) did not change; a broken file keeps the old rules.
@@ -120,7 +120,7 @@ import Testing
             try text.write(toFile: file, atomically: false, encoding: .utf8)
             try FileManager.default.setAttributes([.modificationDate: stamp], ofItemAtPath: file)
         }
-        let server = try ServerProcess.start(dataDirectory: dir + "/data", arguments: ["--rules", file])
+        let server = try await ServerProcess.start(dataDirectory: dir + "/data", arguments: ["--rules", file])
         let client = server.client(as: .nobody)
         #expect(try await client.put("/v1/docs/a/x", "{}", as: .admin).status == 200)
         #expect(try await client.get("/v1/docs/a/x").status == 200)
@@ -140,6 +140,6 @@ import Testing
         #expect(status == 403)
         await client.close()
         server.signal(SIGTERM)
-        _ = try server.waitForExit()
+        _ = try await server.waitForExit()
     }
 }

@@ -29,8 +29,8 @@ import Testing
              "accessTokenLifetime": 120, "argon2Memory": 64, "argon2Iterations": 1, "argon2Parallelism": 1}
             """)
         // The file's port 1 would need privileges: the flag's 0 (any free port) wins.
-        let server = try ServerProcess.launch(["serve", "--config", config, "--port", "0"])
-        defer { server.signal(SIGTERM); _ = try? server.waitForExit() }
+        let server = try await ServerProcess.launch(["serve", "--config", config, "--port", "0"])
+        defer { server.signal(SIGKILL) }  // this test is not about shutting down
         let admin = HearthClient(port: server.port, adminKey: key)
         #expect(try await admin.put("/v1/docs/closed/c1", #"{"n": 1}"#).status == 200)
         #expect(FileManager.default.fileExists(atPath: "\(folder)/data/hearth.sqlite"))
@@ -43,7 +43,7 @@ import Testing
         #expect(signedUp.expiresIn == 120)
     }
 
-    @Test func aBrokenFileStopsTheServerSayingWhy() throws {
+    @Test func aBrokenFileStopsTheServerSayingWhy() async throws {
         let folder = TestServer.temporaryDirectory()
         let cases: [(String, String)] = [
             (#"{"colour": "blue"}"#, "unknown key 'colour'"),
@@ -63,12 +63,12 @@ import Testing
             let config = try Self.write(text)
             // A flag wins over the file, so the port flag is left out where the file's port is the broken part.
             let port = text.contains("\"port\"") ? [] : ["--port", "0"]
-            let (status, output) = try HearthCLI.run(["serve", "--config", config, "--data", folder] + port)
+            let (status, output) = try await HearthCLI.run(["serve", "--config", config, "--data", folder] + port)
             #expect(status != 0, "\(text) started a server")
             #expect(output.contains(message), "\(text): \(output)")
             #expect(!output.contains("hearth listening"), "\(text): \(output)")
         }
-        let (status, output) = try HearthCLI.run(["serve", "--config", folder + "/missing.json", "--data", folder])
+        let (status, output) = try await HearthCLI.run(["serve", "--config", folder + "/missing.json", "--data", folder])
         #expect(status != 0)
         #expect(output.contains("cannot read config file"), "\(output)")
     }
