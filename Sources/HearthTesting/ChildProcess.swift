@@ -21,6 +21,19 @@ final class ChildProcess: @unchecked Sendable {
         return (fds[0], fds[1])
     }
 
+    /// Starts a child that takes `childEnds` (pipe ends it uses as standard descriptors) and closes them here,
+    /// where only `parentEnds` are used from then on; when the start fails, closes both and rethrows.
+    static func start(childEnds: [Int32], parentEnds: [Int32], _ start: () throws -> ChildProcess) throws -> ChildProcess {
+        do {
+            let child = try start()
+            Set(childEnds).forEach { _ = close($0) }
+            return child
+        } catch {
+            Set(childEnds + parentEnds).forEach { _ = close($0) }
+            throw error
+        }
+    }
+
     /// Starts `path` with `arguments` (without the program name), `environment` (nil: this process's), and
     /// the given descriptors as its standard input, output and error (nil: this process's).
     init(path: String, arguments: [String], environment: [String: String]? = nil, currentDirectory: String? = nil,

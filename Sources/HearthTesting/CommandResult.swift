@@ -17,16 +17,10 @@ public struct CommandResult: Sendable {
 
     private static func runNow(_ arguments: [String], currentDirectory: String?, timeout: Double) throws -> CommandResult {
         let out = try ChildProcess.pipe(), err = try ChildProcess.pipe()
-        let child: ChildProcess
-        do {
-            child = try ChildProcess(path: ServerProcess.binaryPath(), arguments: arguments, currentDirectory: currentDirectory,
-                                     stdout: out.write, stderr: err.write)
-        } catch {
-            [out.read, out.write, err.read, err.write].forEach { _ = close($0) }
-            throw error
+        let child = try ChildProcess.start(childEnds: [out.write, err.write], parentEnds: [out.read, err.read]) {
+            try ChildProcess(path: ServerProcess.binaryPath(), arguments: arguments, currentDirectory: currentDirectory,
+                             stdout: out.write, stderr: err.write)
         }
-        close(out.write)
-        close(err.write)
         // Drain both pipes while the process runs, so a chatty process never blocks on a full pipe.
         let outReader = OutputReader(FileHandle(fileDescriptor: out.read, closeOnDealloc: true))
         let errReader = OutputReader(FileHandle(fileDescriptor: err.read, closeOnDealloc: true))

@@ -13,16 +13,10 @@ public enum HearthCLI {
     private static func runNow(_ arguments: [String], input: String) throws -> (status: Int32, output: String) {
         let output = try ChildProcess.pipe()
         let stdin = try ChildProcess.pipe()
-        let child: ChildProcess
-        do {
-            child = try ChildProcess(path: ServerProcess.binaryPath(), arguments: arguments, stdin: stdin.read,
-                                     stdout: output.write, stderr: output.write)
-        } catch {
-            [output.read, output.write, stdin.read, stdin.write].forEach { _ = close($0) }
-            throw error
+        let child = try ChildProcess.start(childEnds: [output.write, stdin.read], parentEnds: [output.read, stdin.write]) {
+            try ChildProcess(path: ServerProcess.binaryPath(), arguments: arguments, stdin: stdin.read,
+                             stdout: output.write, stderr: output.write)
         }
-        close(output.write)
-        close(stdin.read)
         let writer = FileHandle(fileDescriptor: stdin.write, closeOnDealloc: true)
         writer.write(Data(input.utf8))
         try writer.close()

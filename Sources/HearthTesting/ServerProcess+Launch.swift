@@ -12,14 +12,9 @@ extension ServerProcess {
         var environment = ProcessInfo.processInfo.environment
         environment["HEARTH_ADMIN_KEY"] = adminKey
         let output = try ChildProcess.pipe()
-        let process: ChildProcess
-        do {
-            process = try ChildProcess(path: binaryPath(), arguments: arguments, environment: environment, stdout: output.write)
-        } catch {
-            [output.read, output.write].forEach { _ = close($0) }
-            throw error
+        let process = try ChildProcess.start(childEnds: [output.write], parentEnds: [output.read]) {
+            try ChildProcess(path: binaryPath(), arguments: arguments, environment: environment, stdout: output.write)
         }
-        close(output.write)
         // Read the output on a thread of its own, so the deadline holds even when the server prints nothing.
         let reader = OutputReader(FileHandle(fileDescriptor: output.read, closeOnDealloc: true))
         if let port = reader.waitForPort(timeout: timeout) {
