@@ -132,16 +132,21 @@ final class ListenChannelWriter: ChannelInboundHandler, RemovableChannelHandler,
             let end = min(payload.count, start + maxFrameBytes)
             let opcode: UInt8 = start == 0 ? 0x1 : 0x0
             let fin: UInt8 = end == payload.count ? 0x80 : 0
-            var buffer = allocator.buffer(capacity: end - start + 10)
-            Self.writeHeader(fin | opcode, length: end - start, to: &buffer)
-            buffer.writeBytes(payload[start..<end])
-            context.write(wrapOutboundOut(buffer), promise: nil)
+            context.write(wrapOutboundOut(Self.frame(fin | opcode, payload[start..<end], allocator)), promise: nil)
             start = end
         } while start < payload.count
     }
 
-    /// A server's frame header (RFC 6455 §5.2): first byte, then the payload length, unmasked.
-    static func writeHeader(_ first: UInt8, length: Int, to buffer: inout ByteBuffer) {
+    /// One frame as a server sends it (RFC 6455 §5.2): first byte (FIN and opcode), payload length, unmasked
+    /// payload.
+    static func frame(_ first: UInt8, _ payload: ArraySlice<UInt8>, _ allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: payload.count + 10)
+        writeHeader(first, length: payload.count, to: &buffer)
+        buffer.writeBytes(payload)
+        return buffer
+    }
+
+    private static func writeHeader(_ first: UInt8, length: Int, to buffer: inout ByteBuffer) {
         buffer.writeInteger(first)
         if length < 126 {
             buffer.writeInteger(UInt8(length))
@@ -192,9 +197,7 @@ final class LoopDrains: @unchecked Sendable {
            payload.withUnsafeBufferPointer({ a in lastPayload.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }) {
             return lastFramed
         }
-        var buffer = allocator.buffer(capacity: payload.count + 10)
-        ListenChannelWriter.writeHeader(0x81, length: payload.count, to: &buffer)
-        buffer.writeBytes(payload)
+        let buffer = ListenChannelWriter.frame(0x81, payload[...], allocator)
         lastPayload = payload
         lastFramed = buffer
         return buffer

@@ -44,10 +44,15 @@ final class EventQueue: @unchecked Sendable {
             signaled = false
             return ([], finished)
         }
+        return (takeLocked(n), finished)
+    }
+
+    /// Takes the next `n` queued events (at least one); called with the lock held.
+    private func takeLocked(_ n: Int) -> [ListenEvent] {
         let out = Array(buffer[head..<(head + n)])
         head += n
         compact()
-        return (out, finished)
+        return out
     }
 
     /// Called with the lock held after an event was queued: the ready call to make, if any.
@@ -163,10 +168,7 @@ final class EventQueue: @unchecked Sendable {
         defer { lock.unlock() }
         let n = min(max, buffer.count - head)
         guard n > 0 else { return [] }
-        let out = Array(buffer[head..<(head + n)])
-        head += n
-        compact()
-        return out
+        return takeLocked(n)
     }
 
     /// Events queued now.

@@ -118,10 +118,7 @@ public final class ListenConnection: @unchecked Sendable {
     /// The next event to send, waiting for one; nil when the connection is over.
     public func next() async -> ListenEvent? {
         while let event = await queue.next() {
-            switch event {
-            case .snapshot(let s) where !isCurrent(s.targetID, s.serial): continue
-            default: return event
-            }
+            if !isStale(event) { return event }
         }
         return nil
     }
@@ -135,11 +132,8 @@ public final class ListenConnection: @unchecked Sendable {
                 guard let first = await next() else { return nil }
                 taken = [first] + queue.take(max: max - 1)
             }
-            let batch = taken.filter { event in
-                if case .snapshot(let s) = event { return isCurrent(s.targetID, s.serial) }
-                return true
-            }
-            if !batch.isEmpty { return batch }
+            taken.removeAll(where: isStale)
+            if !taken.isEmpty { return taken }
         }
     }
 
@@ -159,10 +153,7 @@ public final class ListenConnection: @unchecked Sendable {
         while true {
             var taken = queue.takeReady(max: max, writable: writable)
             if taken.events.isEmpty { return taken }
-            taken.events.removeAll { event in
-                if case .snapshot(let s) = event { return !isCurrent(s.targetID, s.serial) }
-                return false
-            }
+            taken.events.removeAll(where: isStale)
             if !taken.events.isEmpty || taken.finished { return taken }
         }
     }
@@ -178,6 +169,12 @@ public final class ListenConnection: @unchecked Sendable {
         }
         queue.finish(with: nil)
         feed.send(.disconnect(connection: id))
+    }
+
+    /// A snapshot of a target that was unlistened (or whose id was reused) since it was queued: not sent.
+    private func isStale(_ event: ListenEvent) -> Bool {
+        if case .snapshot(let s) = event { return !isCurrent(s.targetID, s.serial) }
+        return false
     }
 
     func isCurrent(_ targetID: String, _ serial: Int) -> Bool {
