@@ -100,19 +100,20 @@ def main():
                 print(json.dumps(r), flush=True)
     print()
     print("| mode | clients | Hearth p50 ms | Hearth p99 ms | PocketBase p50 ms | PocketBase p99 ms | p99 ratio | "
-          "Hearth writes/s | PocketBase writes/s | Hearth KiB/listener | PocketBase KiB/listener |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "Hearth writes/s | PocketBase writes/s | write answer p99 ms (Hearth / PB) | Hearth KiB/listener | PocketBase KiB/listener |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for mode in args.modes.split(","):
         for clients in [int(c) for c in args.clients.split(",")]:
             h = next(r for r in rows if r["server"] == "hearth" and r["clients"] == clients and r["mode"] == mode)
             p = next(r for r in rows if r["server"] == "pocketbase" and r["clients"] == clients and r["mode"] == mode)
             if "error" in h or "error" in p:
                 print(f"| {mode} | {clients} | {h.get('p50_ms', h.get('error'))} | {h.get('p99_ms', '')} | "
-                      f"{p.get('p50_ms', p.get('error'))} | {p.get('p99_ms', '')} | | | | | |")
+                      f"{p.get('p50_ms', p.get('error'))} | {p.get('p99_ms', '')} | | | | | | |")
                 continue
             ratio = p["p99_ms"] / h["p99_ms"] if h["p99_ms"] > 0 else float("nan")
             print(f"| {mode} | {clients} | {h['p50_ms']:.1f} | {h['p99_ms']:.1f} | {p['p50_ms']:.1f} | {p['p99_ms']:.1f} | "
                   f"{ratio:.2f}x | {h['writes_per_second']:.0f} | {p['writes_per_second']:.0f} | "
+                  f"{h.get('answer_p99_ms', -1):.1f} / {p.get('answer_p99_ms', -1):.1f} | "
                   f"{h['rss_per_listener_kb']:.1f} | {p['rss_per_listener_kb']:.1f} |")
 
 

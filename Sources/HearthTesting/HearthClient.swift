@@ -2,6 +2,7 @@ import HearthCore
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import NIOPosix
 
 /// Who a test request acts as.
 public enum Caller: Sendable {
@@ -22,9 +23,11 @@ public final class HearthClient: Sendable {
     /// The caller used when a request names none.
     public let defaultCaller: Caller
 
-    /// Connects to a server on loopback.
-    public init(port: Int, adminKey: String, as caller: Caller = .admin) {
-        client = TestClient(host: "127.0.0.1", port: port)
+    /// Connects to a server on loopback, on `eventLoopGroup` (NIO's shared one unless a caller wants its
+    /// requests kept apart from other connections' work, as a load driver's writer does).
+    public init(port: Int, adminKey: String, as caller: Caller = .admin,
+                eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        client = TestClient(host: "127.0.0.1", port: port, eventLoopGroupProvider: .shared(eventLoopGroup))
         client.connect()
         self.adminKey = adminKey
         self.defaultCaller = caller
