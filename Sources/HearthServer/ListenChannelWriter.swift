@@ -203,8 +203,9 @@ final class LoopDrains: @unchecked Sendable {
         return buffer
     }
 
-    /// Writers drained per task: the loop reads its sockets between two chunks, so that a commit's fan-out to
-    /// thousands of listeners does not hold up the requests (and commits) that arrive meanwhile.
+    /// Writers drained per task. NIO runs the tasks queued while it runs tasks in the same pass, so the chunks
+    /// of one fan-out run back to back before the loop reads its sockets again; ending the pass between chunks
+    /// (a task due a microsecond later) was measured and did not lower the write or delivery latencies.
     static let chunk = 128
 
     private func run() {
