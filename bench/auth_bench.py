@@ -14,7 +14,7 @@ import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import doc_body, http, stop, wait_up  # noqa: E402
+from docs_bench import built, doc_body, http, stop, wait_up  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOGIN_LUA = os.path.join(ROOT, "bench", "lua", "login.lua")
@@ -27,9 +27,7 @@ READ_CONNECTIONS = 4
 
 
 def start_hearth(tmp, port, users, procs):
-    binary = os.path.join(ROOT, ".build", "release", "hearth")
-    if not os.path.exists(binary):
-        subprocess.run(["swift", "build", "-c", "release", "--product", "hearth"], cwd=ROOT, check=True)
+    binary = built()
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY)
     proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(port),
                              "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL)

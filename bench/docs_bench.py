@@ -24,6 +24,18 @@ def http(method, url, body=None, headers=None):
         return json.loads(r.read() or b"{}")
 
 
+_built = set()
+
+
+def built(product="hearth", config="release"):
+    """The path of a product's binary, built first (once per run): `swift build` does nothing when the build
+    is current, and a run never measures a binary older than the sources."""
+    if (product, config) not in _built:
+        subprocess.run(["swift", "build", "-c", config, "--product", product], cwd=ROOT, check=True)
+        _built.add((product, config))
+    return os.path.join(ROOT, ".build", config, product)
+
+
 def free_port():
     import socket
     with socket.socket() as s:
@@ -57,9 +69,7 @@ def doc_body(i):
 
 
 def start_hearth(tmp, port, synchronous):
-    binary = os.path.join(ROOT, ".build", "release", "hearth")
-    if not os.path.exists(binary):
-        subprocess.run(["swift", "build", "-c", "release", "--product", "hearth"], cwd=ROOT, check=True)
+    binary = built()
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_SYNCHRONOUS=synchronous)
     proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(port), "--log-level", "warning"],
                             env=env, stdout=subprocess.DEVNULL)

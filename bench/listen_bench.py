@@ -19,7 +19,7 @@ latencies rather than by slowing the writer down (`--writer closed` waits for ea
 import argparse, json, os, resource, shutil, signal, subprocess, sys, tempfile, time, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import http, launch_pocketbase, wait_up  # noqa: E402
+from docs_bench import built, http, launch_pocketbase, wait_up  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ADMIN_KEY = "hak_bench_" + os.urandom(16).hex()  # fresh per run, so no other server accepts it
@@ -27,13 +27,12 @@ CONFIG = "release"
 
 
 def binary(product):
-    return os.path.join(ROOT, ".build", CONFIG, product)
+    return built(product, CONFIG)
 
 
 def build():
     for product in ["hearth", "hearth-listen-bench"]:
-        if not os.path.exists(binary(product)):
-            subprocess.run(["swift", "build", "-c", CONFIG, "--product", product], cwd=ROOT, check=True)
+        binary(product)
 
 
 def start_hearth(tmp, port):

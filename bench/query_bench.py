@@ -25,7 +25,7 @@ import argparse, json, os, random, shutil, signal, socket, statistics, subproces
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import ADMIN_KEY, ROOT, free_port, http, launch_pocketbase, stop, wait_up  # noqa: E402
+from docs_bench import ADMIN_KEY, ROOT, built, free_port, http, launch_pocketbase, stop, wait_up  # noqa: E402
 
 LUA = os.path.join(ROOT, "bench", "lua", "query.lua")
 AUTH = {"Authorization": f"Bearer {ADMIN_KEY}"}
@@ -49,9 +49,7 @@ INDEXES = {"indexes": [
 
 
 def start_hearth(tmp, port, binary=None, indexes=True):
-    binary = binary or os.path.join(ROOT, ".build", "release", "hearth")
-    if not os.path.exists(binary):
-        subprocess.run(["swift", "build", "-c", "release", "--product", "hearth"], cwd=ROOT, check=True)
+    binary = binary or built()
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_SYNCHRONOUS="NORMAL")
     extra = []
     if indexes:

@@ -12,7 +12,7 @@ bounded in time and stops by itself.
 import argparse, os, re, signal, shutil, statistics, subprocess, sys, tempfile, threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import N_DOCS, ROOT, doc_body, http, stop, wait_up, wrk  # noqa: E402
+from docs_bench import N_DOCS, ROOT, built, doc_body, http, stop, wait_up, wrk  # noqa: E402
 
 RULES = os.path.join(ROOT, "bench", "rules", "bench.rules")
 ADMIN_KEY = "hak_rules_bench_" + os.urandom(16).hex()  # this run's server only
@@ -26,9 +26,7 @@ def cpu_seconds(pid):
 
 
 def start(tmp, synchronous, procs):
-    binary = os.path.join(ROOT, ".build", "release", "hearth")
-    if not os.path.exists(binary):
-        subprocess.run(["swift", "build", "-c", "release", "--product", "hearth"], cwd=ROOT, check=True)
+    binary = built()
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_SYNCHRONOUS=synchronous)
     # Port 0: the server picks a free port and names it, so the benchmark never talks to another server.
     proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", "0",

@@ -17,7 +17,7 @@ import argparse, base64, http.client, json, os, random, selectors, shutil, socke
 import tempfile, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from docs_bench import free_port, stop, wait_up  # noqa: E402
+from docs_bench import built, free_port, stop, wait_up  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ADMIN_KEY = "hak_soak_" + os.urandom(16).hex()
@@ -193,9 +193,7 @@ def main():
     parser.add_argument("--workers", type=int, default=4)
     args = parser.parse_args()
 
-    binary = os.path.join(ROOT, ".build", "release", "hearth")
-    if not os.path.exists(binary):
-        subprocess.run(["swift", "build", "-c", "release", "--product", "hearth"], cwd=ROOT, check=True)
+    binary = built()
     tmp = tempfile.mkdtemp(prefix="hearth-soak-")
     rules = os.path.join(tmp, "soak.rules")
     with open(rules, "w") as f:

@@ -205,7 +205,7 @@ func write(seconds: Double, rate: Double, _ body: @escaping @Sendable (Int, Int6
     let start = ContinuousClock.now
     let startMicros = nowMicros()
     let total = Int(seconds * rate)
-    let worst = Samples()
+    let answers = Samples()
     try await withThrowingTaskGroup(of: Void.self) { group in
         for k in 0..<total {
             let offset = Int64(Double(k) * 1_000_000 / rate)
@@ -213,7 +213,7 @@ func write(seconds: Double, rate: Double, _ body: @escaping @Sendable (Int, Int6
             if Bench.openLoop {
                 group.addTask {
                     try await body(k, startMicros + offset)
-                    worst.add(Double(nowMicros() - startMicros - offset) / 1000)
+                    answers.add(Double(nowMicros() - startMicros - offset) / 1000)
                 }
             } else {
                 try await body(k, nowMicros())
@@ -223,7 +223,7 @@ func write(seconds: Double, rate: Double, _ body: @escaping @Sendable (Int, Int6
     }
     let elapsed = ContinuousClock.now - start
     writeSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    answerMillis = worst.sorted()
+    answerMillis = answers.sorted()
 }
 
 func exitWith(_ samples: Samples, before: Int, after: Int) -> Never {
