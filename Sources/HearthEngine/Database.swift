@@ -82,13 +82,34 @@ public final class Database: Sendable {
         return try await commit(transaction: request.transaction, as: identity) { _ in writes }
     }
 
+    /// `commit(_:as:)` for callers that are not tasks (an event loop answering a request itself): `completion`
+    /// runs once, on the writer thread, with the outcome. It must not block.
+    public func commit(_ request: CommitRequest, as identity: Identity,
+                       completion: @escaping @Sendable (Result<CommitResult, any Error>) -> Void) {
+        let writes = request.writes
+        let job: @Sendable (WriteContext) throws -> CommitResult
+        do {
+            job = try commitJob(transaction: request.transaction, as: identity) { _ in writes }
+        } catch {
+            return completion(.failure(error))
+        }
+        store.write(job, completion: completion)
+    }
+
     /// Commits the writes `build` makes for the commit time (fixed inside the writer's transaction), with the
     /// rules decided there, where the stored state is known.
     func commit(transaction: String?, as identity: Identity,
                 writes build: @escaping @Sendable (Timestamp) throws -> [Write]) async throws -> CommitResult {
+        try await store.write(commitJob(transaction: transaction, as: identity, writes: build))
+    }
+
+    /// The writer's job for a commit: the rules and a transaction's reads are decided inside it.
+    private func commitJob(transaction: String?, as identity: Identity,
+                           writes build: @escaping @Sendable (Timestamp) throws -> [Write]) throws
+        -> @Sendable (WriteContext) throws -> CommitResult {
         let program = try enforcedProgram(for: identity)
         let reads = try transaction.map { id throws(HearthError) in try transactions.finish(id, identity: identity) }
-        return try await store.write { context in
+        return { context in
             let commitTime = context.nextCommitTime()
             let writes = try build(commitTime)
             var stored: [DocumentPath: Document?] = [:]

@@ -86,14 +86,14 @@ public func buildApplication(
     }
     listen.register(on: router)
 
-    let inline = configuration.inlineReads
-        ? InlineReads(database: database, adminKey: adminKey, auth: accounts.auth, metrics: metrics, logger: logger,
+    let inline = configuration.inlineAnswers
+        ? InlineAnswers(database: database, adminKey: adminKey, auth: accounts.auth, metrics: metrics, logger: logger,
                       requestLogLevel: configuration.requestLogLevel, serverName: serverName)
         : nil
     var app = Application(
         router: router,
         server: .http1WebSocketUpgrade(configuration: .init(
-            http1: .init(additionalChannelHandlers: inline.map { [InlineReadHandler($0)] } ?? []),
+            http1: .init(additionalChannelHandlers: inline.map { [InlineAnswerHandler($0)] } ?? []),
             ws: .init(maxFrameSize: configuration.listen.maxMessageBytes,
                       autoPing: .enabled(timePeriod: configuration.listen.heartbeatInterval)))) { request, channel, _ in
             await listen.shouldUpgrade(request, channel: channel)

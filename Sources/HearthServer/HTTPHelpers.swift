@@ -14,7 +14,7 @@ func writeDocumentsArray(_ documents: [StoredDocument], to w: inout JSONWriter) 
 }
 
 /// A JSON answer from already-encoded bytes, before it becomes the router's `Response` or is written
-/// straight to a connection (`InlineReadHandler`).
+/// straight to a connection (`InlineAnswerHandler`).
 struct JSONReply {
     var status: HTTPResponse.Status
     var headers: HTTPFields
@@ -35,7 +35,14 @@ struct JSONReply {
 /// Whether a `Content-Type` names JSON (`application/json`, any parameters, any case): what request bodies
 /// must be.
 func isJSONContentType(_ contentType: String) -> Bool {
-    contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } == "application/json"
+    // Byte by byte: this runs on every request with a body, and Foundation's trimming bridges to NSString.
+    let type = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
+    let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+    guard let first = type.firstIndex(where: { !blank($0) }), let last = type.lastIndex(where: { !blank($0) }) else { return false }
+    let expected = "application/json".utf8
+    let trimmed = type[first...last]
+    let lower: (UInt8) -> UInt8 = { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 32 : $0 }
+    return trimmed.count == expected.count && zip(trimmed, expected).allSatisfy { lower($0) == $1 }
 }
 
 /// A JSON response from already-encoded bytes.

@@ -11,6 +11,7 @@ public final class ServerMetrics: Sendable {
     let documentsScanned: Counter
     let inlineReads: Counter
     let inlineQueries: Counter
+    let inlineWrites: Counter
     static let buckets: [Duration] = [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -33,6 +34,9 @@ public final class ServerMetrics: Sendable {
         inlineQueries = registry.makeCounter(
             descriptor: MetricNameDescriptor(metricName: "hearth_inline_queries", unitName: "total",
                                              helpText: "Queries answered on the connection's event loop, ahead of the router"))
+        inlineWrites = registry.makeCounter(
+            descriptor: MetricNameDescriptor(metricName: "hearth_inline_writes", unitName: "total",
+                                             helpText: "Single-document writes answered from the connection's event loop, ahead of the router"))
     }
 
     private nonisolated(unsafe) var scannedReported = 0

@@ -50,10 +50,10 @@ public struct ServerConfiguration: Sendable {
     public var logHandlerFactory: (@Sendable (String) -> any LogHandler)?
     /// Live updates: limits and timings of `/v1/listen`.
     public var listen = ListenConfiguration()
-    /// Whether plain document reads (`GET /v1/docs/{document}`, no query string) are answered on the
-    /// connection's event loop, ahead of the router (`InlineReadHandler`). Off, every request is routed;
-    /// the answers are the same either way.
-    public var inlineReads = true
+    /// Whether plain document reads (`GET /v1/docs/{document}`, no query string), cheap queries and plain
+    /// single-document writes are answered on the connection's event loop, ahead of the router
+    /// (`InlineAnswerHandler`). Off, every request is routed; the answers are the same either way.
+    public var inlineAnswers = true
     /// Change-log rows kept for listeners that resume; older tokens get a `reset` snapshot.
     public var changeLogRetention: Int = 100_000
     /// Makes the default configuration.

@@ -241,21 +241,28 @@ public final class Store: Sendable {
     /// effects are rolled back alone if it throws. Returns once the commit is durable.
     public func write<T: Sendable>(_ body: @escaping @Sendable (WriteContext) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let accepted = writer.submit { state in
-                // Runs inside the batch: `state.current` is set by `runBatch`.
-                let job = state.current!
-                do {
-                    let value = try body(job.context)
-                    job.onCommit = { error in
-                        if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: value) }
-                    }
-                } catch {
-                    job.failed = true
-                    job.onCommit = { _ in continuation.resume(throwing: error) }
-                }
-            }
-            if !accepted { continuation.resume(throwing: HearthError.unavailable("the server is shutting down")) }
+            write(body) { continuation.resume(with: $0) }
         }
+    }
+
+    /// `write(_:)` for callers that are not tasks (an event loop answering a request itself): `completion`
+    /// runs once, on the writer thread, when the commit is durable or the job failed. It must not block.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (WriteContext) throws -> T,
+                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let accepted = writer.submit { state in
+            // Runs inside the batch: `state.current` is set by `runBatch`.
+            let job = state.current!
+            do {
+                let value = try body(job.context)
+                job.onCommit = { error in
+                    if let error { completion(.failure(error)) } else { completion(.success(value)) }
+                }
+            } catch {
+                job.failed = true
+                job.onCommit = { _ in completion(.failure(error)) }
+            }
+        }
+        if !accepted { completion(.failure(HearthError.unavailable("the server is shutting down"))) }
     }
 
     /// Finishes queued work, checkpoints the WAL into the database file and stops the threads.

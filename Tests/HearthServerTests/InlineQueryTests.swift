@@ -5,7 +5,7 @@ import HearthTesting
 import HTTPTypes
 import Testing
 
-/// Queries that read few index rows are answered on the connection's event loop (`InlineReadHandler`);
+/// Queries that read few index rows are answered on the connection's event loop (`InlineAnswerHandler`);
 /// every other `POST /v1/query` (transactions, long queries, errors) is handed to the router. These tests
 /// hold both ways to the router's answers and to HTTP's ordering rules.
 @Suite struct InlineQueryTests {
@@ -151,8 +151,8 @@ import Testing
         return documents.first?["data"]?["v"]
     }
 
-    /// Requests sent in one write are answered in order: queries behind a routed write wait for it and see
-    /// it; a query whose body arrives in pieces is still answered inline.
+    /// Requests sent in one write are answered in order: queries behind a routed write (its query string
+    /// routes it) wait for it and see it; a query whose body arrives in pieces is still answered inline.
     @Test func pipelinedAndPiecewiseQueriesAreAnsweredInOrder() async throws {
         try await TestServer.with { server, client in
             #expect(try await client.put("/v1/docs/c/x", #"{"v": 1}"#).status == 200)
@@ -163,7 +163,7 @@ import Testing
                 "POST /v1/query HTTP/1.1\r\nHost: t\r\n\(auth)Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
             }
             let raw = try RawHTTPConnection(port: server.port)
-            try await raw.send("PUT /v1/docs/c/x HTTP/1.1\r\nHost: t\r\n\(auth)Content-Type: application/json\r\n"
+            try await raw.send("PUT /v1/docs/c/x?merge=false HTTP/1.1\r\nHost: t\r\n\(auth)Content-Type: application/json\r\n"
                          + "Content-Length: \(put.utf8.count)\r\n\r\n\(put)" + post(query) + post(query))
             #expect(try await raw.readResponse().status == 200)
             for i in 0..<2 {

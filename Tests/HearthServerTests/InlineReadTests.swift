@@ -5,7 +5,7 @@ import HearthTesting
 import HTTPTypes
 import Testing
 
-/// Plain document reads are answered on the connection's event loop (`InlineReadHandler`), ahead of the
+/// Plain document reads are answered on the connection's event loop (`InlineAnswerHandler`), ahead of the
 /// router. These tests hold that path to the router's answers, byte for byte, and to HTTP's ordering rules.
 @Suite struct InlineReadTests {
     static let rules = """
@@ -49,7 +49,7 @@ import Testing
         async throws -> (inline: TestServer, routed: TestServer) {
         let file = try RulesHTTPTests.writeRules(rules)
         let inline = try await TestServer.start { $0.rulesFile = file; $0.dev = dev }
-        let routed = try await TestServer.start { $0.rulesFile = file; $0.dev = dev; $0.inlineReads = false }
+        let routed = try await TestServer.start { $0.rulesFile = file; $0.dev = dev; $0.inlineAnswers = false }
         let a = try await transcript(inline), b = try await transcript(routed)
         #expect(a.count == b.count)
         for (x, y) in zip(a, b) {
@@ -150,15 +150,15 @@ import Testing
         }.sorted()
     }
 
-    /// Requests sent in one write are answered in order: a read behind a routed write waits for it, so it
-    /// sees the write and its answer comes second.
+    /// Requests sent in one write are answered in order: a read behind a routed write (its query string
+    /// routes it) waits for it, so it sees the write and its answer comes second.
     @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
         try await TestServer.with { server, client in
             #expect(try await client.put("/v1/docs/c/x", #"{"v": 1}"#).status == 200)
             let auth = "Authorization: Bearer \(server.adminKey)\r\n"
             let body = #"{"v": 2}"#
             let raw = try RawHTTPConnection(port: server.port)
-            try await raw.send("PUT /v1/docs/c/x HTTP/1.1\r\nHost: t\r\n\(auth)Content-Type: application/json\r\n"
+            try await raw.send("PUT /v1/docs/c/x?merge=false HTTP/1.1\r\nHost: t\r\n\(auth)Content-Type: application/json\r\n"
                          + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
                          + "GET /v1/docs/c/x HTTP/1.1\r\nHost: t\r\n\(auth)\r\n"
                          + "GET /v1/docs/c/x HTTP/1.1\r\nHost: t\r\n\(auth)\r\n")

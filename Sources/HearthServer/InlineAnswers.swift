@@ -10,8 +10,8 @@ import NIOHTTP1
 import NIOHTTPTypes
 import Synchronization
 
-/// What `InlineReadHandler` needs from the server; one value shared by every connection.
-struct InlineReads: Sendable {
+/// What `InlineAnswerHandler` needs from the server; one value shared by every connection.
+struct InlineAnswers: Sendable {
     let database: Database
     let adminKey: AdminKey
     let auth: AuthService
@@ -39,13 +39,21 @@ struct InlineReads: Sendable {
     static let route = "/v1/docs/**"
     static let prefix = "/v1/docs/"
 
-    /// A read this handler answers.
-    struct Read {
-        enum Target {
+    /// A request this handler answers.
+    struct Read: Sendable {
+        enum Target: Sendable {
             /// `GET /v1/docs/{document}`.
             case document(DocumentPath)
             /// `POST /v1/query`: answered here only if it turns out cheap (see `answerQuery`).
             case query
+            /// `POST /v1/docs/{collection}`, `PUT` or `PATCH /v1/docs/{document}`: one document written by the
+            /// writer thread, answered from its completion (see `InlineAnswerHandler`).
+            case write(WriteRoute)
+        }
+        enum WriteRoute: Sendable {
+            case create(CollectionPath)
+            case set(DocumentPath)
+            case update(DocumentPath)
         }
         let head: HTTPRequest
         let target: Target
@@ -55,16 +63,26 @@ struct InlineReads: Sendable {
         let start: ContinuousClock.Instant
     }
 
-    /// The read a request asks for, when it is one this handler may answer: `GET /v1/docs/{document}` with
-    /// no query string and a valid path, or `POST /v1/query` with no query string and a JSON body. Anything
-    /// else, including an invalid path, goes to the router, which answers it (and its errors) as always.
+    /// The request a head starts, when it is one this handler may answer: with no query string, a
+    /// `GET /v1/docs/{document}`, a `POST /v1/query` with a JSON body, or a plain single-document write
+    /// (`POST /v1/docs/{collection}`, `PUT` or `PATCH /v1/docs/{document}` with a JSON body and no `If-Match`,
+    /// `If-None-Match` or `Expect` header). Anything else, including an invalid path, goes to the router, which
+    /// answers it (and its errors) as always.
     func read(_ head: HTTPRequest) -> Read? {
         guard let path = head.path, !path.utf8.contains(UInt8(ascii: "?")) else { return nil }
         let target: Read.Target
-        if head.method == .get, path.utf8.count > Self.prefix.utf8.count, path.utf8.starts(with: Self.prefix.utf8) {
-            guard let segments = try? parsePathSegments(String(path.utf8.dropFirst(Self.prefix.utf8.count))!, percentDecoded: true),
-                  segments.count % 2 == 0 else { return nil }
-            target = .document(DocumentPath(uncheckedSegments: segments))
+        if path.utf8.count > Self.prefix.utf8.count, path.utf8.starts(with: Self.prefix.utf8),
+           head.method == .get || head.method == .post || head.method == .put || head.method == .patch {
+            guard let segments = try? parsePathSegments(String(path.utf8.dropFirst(Self.prefix.utf8.count))!, percentDecoded: true)
+            else { return nil }
+            let document = segments.count % 2 == 0
+            switch head.method {
+            case .get where document: target = .document(DocumentPath(uncheckedSegments: segments))
+            case .post where !document: target = .write(.create(CollectionPath(uncheckedSegments: segments)))
+            case .put where document: target = .write(.set(DocumentPath(uncheckedSegments: segments)))
+            case .patch where document: target = .write(.update(DocumentPath(uncheckedSegments: segments)))
+            default: return nil
+            }
         } else if head.method == .post, path == Self.queryRoute {
             target = .query
         } else {
@@ -72,6 +90,7 @@ struct InlineReads: Sendable {
         }
         // One pass over the headers (the subscript joins repeated fields into a new string each time).
         var authorization: String?, connection: String?, contentType: String?, contentLength: String?
+        var conditional = false
         for field in head.headerFields {
             if field.name == .authorization {
                 authorization = authorization.map { $0 + ", " + field.value } ?? field.value
@@ -81,14 +100,19 @@ struct InlineReads: Sendable {
                 contentType = contentType.map { $0 + ", " + field.value } ?? field.value
             } else if field.name == .contentLength {
                 contentLength = contentLength.map { $0 + ", " + field.value } ?? field.value
+            } else if field.name == .ifMatch || field.name == .ifNoneMatch || field.name == .expect {
+                conditional = true
             }
         }
         if authorization != nil, !authenticatesImmediately { return nil }
-        if case .query = target {
+        switch target {
+        case .document: break
+        case .query, .write:
+            if case .write = target, conditional { return nil }
             if let contentType, !isJSONContentType(contentType) { return nil }
             // A body announced as too large to hold here goes to the router at once (which refuses one over
             // 10 MiB from this header alone, before any of it arrives).
-            if let contentLength, (Int(contentLength) ?? .max) > Self.maxQueryBody { return nil }
+            if let contentLength, (Int(contentLength) ?? .max) > Self.maxBody(target) { return nil }
         }
         return Read(head: head, target: target, authorization: authorization, closing: connection == "close", start: .now)
     }
@@ -96,6 +120,13 @@ struct InlineReads: Sendable {
     static let queryRoute = "/v1/query"
     /// Query bodies larger than this go to the router.
     static let maxQueryBody = 16 * 1024
+    /// Write bodies larger than this go to the router.
+    static let maxWriteBody = 64 * 1024
+
+    static func maxBody(_ target: Read.Target) -> Int {
+        if case .write = target { return maxWriteBody }
+        return maxQueryBody
+    }
     /// SQLite instructions a query answered on the event loop may take; a query that needs more is handed to
     /// the router, which runs it on a reader thread. An index scan takes about 20 per row: a query of 20
     /// documents about 400, so this admits about 350 rows (well under a millisecond of work).
@@ -103,24 +134,74 @@ struct InlineReads: Sendable {
 
     /// The answer to a document read, exactly as the router's middleware and `DocumentRoutes.get` give it.
     func answer(_ read: Read, _ path: DocumentPath, adminHeader: inout String?) -> JSONReply {
-        let head = read.head
-        var logger = logger
-        if logger.logLevel <= requestLogLevel {
-            logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
-            logger.log(level: requestLogLevel, "Request",
-                       metadata: ["hb.request.path": .string(head.path ?? ""), "hb.request.method": .string("GET")])
-        }
+        var logger = requestLogger(read)
         do {
             guard let doc = try database.getNow(path, as: identity(read.authorization, adminHeader: &adminHeader)) else {
                 throw HearthError.notFound("no document at \(path)")
             }
             return documentReply(doc)
         } catch {
-            if logger[metadataKey: "hb.request.id"] == nil {
-                logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
+            return failure(error, read, logger: &logger)
+        }
+    }
+
+    /// The logger of one request, with the request's log line written, as `LogRequestsMiddleware` does.
+    func requestLogger(_ read: Read) -> Logger {
+        var logger = logger
+        if logger.logLevel <= requestLogLevel {
+            logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
+            logger.log(level: requestLogLevel, "Request",
+                       metadata: ["hb.request.path": .string(read.head.path ?? ""),
+                                  "hb.request.method": .string(read.head.method.rawValue)])
+        }
+        return logger
+    }
+
+    /// The answer to an error, as `ErrorMiddleware` gives it.
+    func failure(_ error: any Error, _ read: Read, logger: inout Logger) -> JSONReply {
+        if logger[metadataKey: "hb.request.id"] == nil {
+            logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
+        }
+        return errorReply(ErrorMiddleware<HearthRequestContext>.hearthError(
+            for: error, method: read.head.method, path: read.head.path ?? "", logger: logger))
+    }
+
+    /// Starts a single-document write as `DocumentRoutes` makes it (`create`, `set` without merge, `update`):
+    /// the caller, the body, the write, then the commit on the writer thread. Answers the reply at once when
+    /// the request fails before its commit; otherwise nil, and `completion` runs on the writer thread once
+    /// the commit is durable or has failed, with what makes the reply: the writer hands it on to be called
+    /// elsewhere, so that encoding the answer does not hold up the next batch of writes.
+    func startWrite(_ read: Read, _ route: Read.WriteRoute, body: ByteBuffer?, adminHeader: inout String?,
+                    completion: @escaping @Sendable (@escaping @Sendable () -> JSONReply) -> Void) -> JSONReply? {
+        var logger = requestLogger(read)
+        do {
+            let identity = try identity(read.authorization, adminHeader: &adminHeader)
+            let json: JSON
+            if let body, body.readableBytes > 0 {
+                json = try body.withUnsafeReadableBytes { raw throws(HearthError) in try JSON.parse(raw) }
+            } else {
+                json = .object([])
             }
-            return errorReply(ErrorMiddleware<HearthRequestContext>.hearthError(
-                for: error, method: .get, path: head.path ?? "", logger: logger))
+            let write: Write
+            switch route {
+            case .create(let collection): write = try Write(kind: "create", path: collection.document(makeAutoID()), data: json)
+            case .set(let path): write = try Write(kind: "set", path: path, data: json, merge: .bool(false))
+            case .update(let path): write = try Write(kind: "update", path: path, data: json)
+            }
+            let status: HTTPResponse.Status
+            if case .create = route { status = .created } else { status = .ok }
+            database.commit(CommitRequest(writes: [write]), as: identity) { [self, logger] result in
+                completion {
+                    var logger = logger
+                    switch result {
+                    case .success(let committed): return documentReply(committed.writeResults[0].document!, status: status)
+                    case .failure(let error): return failure(error, read, logger: &logger)
+                    }
+                }
+            }
+            return nil
+        } catch {
+            return failure(error, read, logger: &logger)
         }
     }
 
@@ -166,11 +247,11 @@ struct InlineReads: Sendable {
     }
 }
 
-/// Answers plain document reads (`GET /v1/docs/{document}`, no query string) on the connection's event
-/// loop, ahead of the router.
+/// Answers plain document reads (`GET /v1/docs/{document}`, no query string), cheap queries and plain
+/// single-document writes on the connection's event loop, ahead of the router.
 ///
 /// A routed request hops from the event loop to a task and back, and those two thread switches cost more
-/// than the read itself: a point read and its rules take microseconds. This handler answers such a request
+/// than a read itself: a point read and its rules take microseconds. This handler answers such a request
 /// where it arrives, with the router's behaviour: the same authentication, rules, bodies, headers,
 /// `/metrics` series and request log. Every other request passes through to the router untouched, and so
 /// does any request that arrives while a routed one on the same connection is still unanswered, so that
@@ -179,29 +260,42 @@ struct InlineReads: Sendable {
 /// Queries (`POST /v1/query`) are held until their body has come, then tried here with SQLite's work
 /// bounded; one that needs more, or fails, is passed on to the router whole (head, body, end), as if it had
 /// never stopped here.
-final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
+///
+/// Writes (`POST /v1/docs/{collection}`, `PUT` and `PATCH /v1/docs/{document}` without a query string or a
+/// precondition header) are handed from here to the writer thread, and answered here when their commit
+/// completes: one hop each way instead of four. While one is in flight the connection reads nothing more,
+/// and whatever it had already received waits here, in order, as does a request to quiesce (graceful
+/// shutdown), so that the write is answered before anything after it.
+final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
-    private let reads: InlineReads
+    private let answers: InlineAnswers
     /// Requests passed to the router whose answers have not ended yet.
     private var routed = 0
-    /// The read being received (its head has come, its end not yet).
-    private var pending: InlineReads.Read?
-    /// The body received so far of a pending query.
+    /// The request being received (its head has come, its end not yet).
+    private var pending: InlineAnswers.Read?
+    /// The body received so far of a pending query or write.
     private var body: ByteBuffer?
     /// The HTTP/1 response encoder's place in the pipeline: answers are written there as finished bytes,
     /// one buffer each. Nil (never in practice) passes every request to the router.
     private var encoder: ChannelHandlerContext?
     /// The last `Authorization` header of this connection that held the admin key.
     private var adminHeader: String?
-    /// A read the pipeline asked for while the connection was not writable, to pass on once it is.
+    /// A read the pipeline asked for while the connection was not writable, or while a write was in
+    /// flight, to pass on once it may.
     private var readHeld = false
+    /// Whether a write answered here is in flight (handed to the writer thread, not answered yet).
+    private var writing = false
+    /// Request parts that arrived while a write was in flight, to take in order once it is answered.
+    private var held: [HTTPRequestPart] = []
+    /// A request to quiesce that arrived while a request was being answered here.
+    private var heldQuiesce: Any?
 
-    init(_ reads: InlineReads) {
-        self.reads = reads
+    init(_ answers: InlineAnswers) {
+        self.answers = answers
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -213,9 +307,11 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+        let part = unwrapInboundIn(data)
+        if writing { return held.append(part) }
+        switch part {
         case .head(let head):
-            if routed == 0, encoder != nil, let read = reads.read(head) {
+            if routed == 0, encoder != nil, let read = answers.read(head) {
                 pending = read
             } else {
                 routed += 1
@@ -224,13 +320,13 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .body(let part):
             guard let read = pending else { return context.fireChannelRead(data) }
             // A body on a document read is ignored, as the router ignores it.
-            guard case .query = read.target else { return }
+            if case .document = read.target { return }
             if body == nil {
                 body = part
             } else {
                 body!.writeImmutableBuffer(part)
             }
-            if body!.readableBytes > InlineReads.maxQueryBody {
+            if body!.readableBytes > InlineAnswers.maxBody(read.target) {
                 // Too large to hold here: the router reads it, and the rest of it, as it arrives.
                 route(read, context: context)
             }
@@ -241,26 +337,87 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let routeName: String
             switch read.target {
             case .document(let path):
-                reply = reads.answer(read, path, adminHeader: &adminHeader)
-                routeName = InlineReads.route
-                reads.metrics.inlineReads.increment()
+                reply = answers.answer(read, path, adminHeader: &adminHeader)
+                routeName = InlineAnswers.route
+                answers.metrics.inlineReads.increment()
             case .query:
-                guard let answer = reads.answerQuery(read, body: body, adminHeader: &adminHeader) else {
+                guard let answer = answers.answerQuery(read, body: body, adminHeader: &adminHeader) else {
                     route(read, context: context)
                     return context.fireChannelRead(wrapInboundOut(.end(trailers)))
                 }
                 body = nil
                 reply = answer
-                routeName = InlineReads.queryRoute
-                reads.metrics.inlineQueries.increment()
+                routeName = InlineAnswers.queryRoute
+                answers.metrics.inlineQueries.increment()
+            case .write(let target):
+                let part = body
+                body = nil
+                let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                let immediate = answers.startWrite(read, target, body: part, adminHeader: &adminHeader) { reply in
+                    loop.eventLoop.execute {
+                        let (handler, context) = loop.value
+                        handler.finishWrite(read, reply(), context: context)
+                    }
+                }
+                guard let immediate else {
+                    writing = true
+                    return
+                }
+                reply = immediate
+                routeName = InlineAnswers.route
+                answers.metrics.inlineWrites.increment()
             }
             write(reply, closing: read.closing, to: encoder, context: context)
-            reads.metrics.record(route: routeName, method: read.head.method, status: reply.status, duration: .now - read.start)
+            answers.metrics.record(route: routeName, method: read.head.method, status: reply.status, duration: .now - read.start)
+            releaseQuiesce(context: context)
         }
     }
 
+    /// Answers a write whose commit completed, then takes what arrived meanwhile.
+    private func finishWrite(_ read: InlineAnswers.Read, _ reply: JSONReply, context: ChannelHandlerContext) {
+        writing = false
+        answers.metrics.inlineWrites.increment()
+        answers.metrics.record(route: InlineAnswers.route, method: read.head.method, status: reply.status, duration: .now - read.start)
+        // The connection may have closed meanwhile (the handler is then removed): the write stands, unanswered.
+        guard let encoder else { return }
+        write(reply, closing: read.closing, to: encoder, context: context)
+        let parts = held
+        held = []
+        for (k, part) in parts.enumerated() {
+            if writing {
+                // Another write began: the rest waits for it.
+                held.append(contentsOf: parts[k...])
+                break
+            }
+            channelRead(context: context, data: wrapInboundOut(part))
+        }
+        // Parts passed on to the router are delivered to it at the end of a read.
+        context.fireChannelReadComplete()
+        releaseQuiesce(context: context)
+        if !writing, readHeld, context.channel.isWritable {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    /// Passes on a request to quiesce once nothing is being answered here.
+    private func releaseQuiesce(context: ChannelHandlerContext) {
+        guard !writing, pending == nil, let event = heldQuiesce else { return }
+        heldQuiesce = nil
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The router's server closes an idle connection at once: one with a request answered here is not idle.
+        if event is ChannelShouldQuiesceEvent, writing || pending != nil {
+            heldQuiesce = event
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     /// Passes a request held so far (its head and any body received) on to the router.
-    private func route(_ read: InlineReads.Read, context: ChannelHandlerContext) {
+    private func route(_ read: InlineAnswers.Read, context: ChannelHandlerContext) {
         pending = nil
         routed += 1
         context.fireChannelRead(wrapInboundOut(.head(read.head)))
@@ -268,6 +425,7 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
             body = nil
             context.fireChannelRead(wrapInboundOut(.body(part)))
         }
+        releaseQuiesce(context: context)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -277,12 +435,13 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Backpressure: while answers wait for a client that does not read them, the connection reads no more
     /// requests, so a client pipelining reads it never collects cannot make the server buffer without bound.
+    /// Nor while a write is in flight: what comes after it waits for its answer.
     func read(context: ChannelHandlerContext) {
-        if context.channel.isWritable { context.read() } else { readHeld = true }
+        if !writing, context.channel.isWritable { context.read() } else { readHeld = true }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if readHeld, context.channel.isWritable {
+        if readHeld, !writing, context.channel.isWritable {
             readHeld = false
             context.read()
         }
@@ -300,7 +459,7 @@ final class InlineReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
             out.writeString(field.value)
             out.writeStaticString("\r\n")
         }
-        out.writeString("Content-Length: \(reply.bytes.count)\r\nDate: \(HTTPDate.now())\r\nServer: \(reads.serverName)\r\n\r\n")
+        out.writeString("Content-Length: \(reply.bytes.count)\r\nDate: \(HTTPDate.now())\r\nServer: \(answers.serverName)\r\n\r\n")
         out.writeBytes(reply.bytes)
         guard closing else { return encoder.writeAndFlush(NIOAny(IOData.byteBuffer(out)), promise: nil) }
         // As the router does for `Connection: close`: answer, then close.
