@@ -242,6 +242,27 @@ import Testing
         }
     }
 
+    /// Graceful shutdown while a write answered here is in flight: the write is committed and answered before
+    /// the connection closes (the router's server would otherwise close a connection it sees as idle).
+    @Test func gracefulShutdownAnswersAWriteInFlight() async throws {
+        let server = try await TestServer.start()
+        // Holds the writer thread, so that the write below waits in its queue.
+        let blocker = Task { try await server.services.database.store.write { _ in Thread.sleep(forTimeInterval: 0.5) } }
+        try await Task.sleep(for: .milliseconds(50))
+        let body = #"{"v": "last"}"#
+        let raw = try RawHTTPConnection(port: server.port, timeout: 10)
+        try await raw.send("PUT /v1/docs/c/last HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(server.adminKey)\r\n"
+                           + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        try await Task.sleep(for: .milliseconds(50))
+        let stopping = Task { await server.stop() }
+        let response = try await raw.readResponse()
+        #expect(response.status == 200, "\(response.text)")
+        #expect(response.json?["data"]?["v"] == .string("last"))
+        #expect(try await raw.readToEnd().isEmpty)
+        try await blocker.value
+        await stopping.value
+    }
+
     /// A write answered inline is logged at the request log level with a request id and its method.
     @Test func inlineWritesAreLoggedWithARequestID() async throws {
         let logs = LogCapture()
