@@ -40,7 +40,7 @@ struct InlineAnswers: Sendable {
     static let prefix = "/v1/docs/"
 
     /// A request this handler answers.
-    struct Read: Sendable {
+    struct Asked: Sendable {
         enum Target: Sendable {
             /// `GET /v1/docs/{document}`.
             case document(DocumentPath)
@@ -68,9 +68,9 @@ struct InlineAnswers: Sendable {
     /// (`POST /v1/docs/{collection}`, `PUT` or `PATCH /v1/docs/{document}` with a JSON body and no `If-Match`,
     /// `If-None-Match` or `Expect` header). Anything else, including an invalid path, goes to the router, which
     /// answers it (and its errors) as always.
-    func read(_ head: HTTPRequest) -> Read? {
+    func read(_ head: HTTPRequest) -> Asked? {
         guard let path = head.path, !path.utf8.contains(UInt8(ascii: "?")) else { return nil }
-        let target: Read.Target
+        let target: Asked.Target
         if path.utf8.count > Self.prefix.utf8.count, path.utf8.starts(with: Self.prefix.utf8),
            head.method == .get || head.method == .post || head.method == .put || head.method == .patch {
             guard let segments = try? parsePathSegments(String(path.utf8.dropFirst(Self.prefix.utf8.count))!, percentDecoded: true)
@@ -90,7 +90,7 @@ struct InlineAnswers: Sendable {
         }
         // One pass over the headers (the subscript joins repeated fields into a new string each time).
         var authorization: String?, connection: String?, contentType: String?, contentLength: String?
-        var conditional = false
+        var needsRouter = false
         for field in head.headerFields {
             if field.name == .authorization {
                 authorization = authorization.map { $0 + ", " + field.value } ?? field.value
@@ -101,20 +101,20 @@ struct InlineAnswers: Sendable {
             } else if field.name == .contentLength {
                 contentLength = contentLength.map { $0 + ", " + field.value } ?? field.value
             } else if field.name == .ifMatch || field.name == .ifNoneMatch || field.name == .expect {
-                conditional = true
+                needsRouter = true
             }
         }
         if authorization != nil, !authenticatesImmediately { return nil }
         switch target {
         case .document: break
         case .query, .write:
-            if case .write = target, conditional { return nil }
+            if case .write = target, needsRouter { return nil }
             if let contentType, !isJSONContentType(contentType) { return nil }
             // A body announced as too large to hold here goes to the router at once (which refuses one over
             // 10 MiB from this header alone, before any of it arrives).
             if let contentLength, (Int(contentLength) ?? .max) > Self.maxBody(target) { return nil }
         }
-        return Read(head: head, target: target, authorization: authorization, closing: connection == "close", start: .now)
+        return Asked(head: head, target: target, authorization: authorization, closing: connection == "close", start: .now)
     }
 
     static let queryRoute = "/v1/query"
@@ -123,7 +123,7 @@ struct InlineAnswers: Sendable {
     /// Write bodies larger than this go to the router.
     static let maxWriteBody = 64 * 1024
 
-    static func maxBody(_ target: Read.Target) -> Int {
+    static func maxBody(_ target: Asked.Target) -> Int {
         if case .write = target { return maxWriteBody }
         return maxQueryBody
     }
@@ -133,7 +133,7 @@ struct InlineAnswers: Sendable {
     static let queryInstructions = 8_000
 
     /// The answer to a document read, exactly as the router's middleware and `DocumentRoutes.get` give it.
-    func answer(_ read: Read, _ path: DocumentPath, adminHeader: inout String?) -> JSONReply {
+    func answer(_ read: Asked, _ path: DocumentPath, adminHeader: inout String?) -> JSONReply {
         var logger = requestLogger(read)
         do {
             guard let doc = try database.getNow(path, as: identity(read.authorization, adminHeader: &adminHeader)) else {
@@ -146,7 +146,7 @@ struct InlineAnswers: Sendable {
     }
 
     /// The logger of one request, with the request's log line written, as `LogRequestsMiddleware` does.
-    func requestLogger(_ read: Read) -> Logger {
+    func requestLogger(_ read: Asked) -> Logger {
         var logger = logger
         if logger.logLevel <= requestLogLevel {
             logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
@@ -158,7 +158,7 @@ struct InlineAnswers: Sendable {
     }
 
     /// The answer to an error, as `ErrorMiddleware` gives it.
-    func failure(_ error: any Error, _ read: Read, logger: inout Logger) -> JSONReply {
+    func failure(_ error: any Error, _ read: Asked, logger: inout Logger) -> JSONReply {
         if logger[metadataKey: "hb.request.id"] == nil {
             logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
         }
@@ -171,7 +171,7 @@ struct InlineAnswers: Sendable {
     /// the request fails before its commit; otherwise nil, and `completion` runs on the writer thread once
     /// the commit is durable or has failed, with what makes the reply: the writer hands it on to be called
     /// elsewhere, so that encoding the answer does not hold up the next batch of writes.
-    func startWrite(_ read: Read, _ route: Read.WriteRoute, body: ByteBuffer?, adminHeader: inout String?,
+    func startWrite(_ read: Asked, _ route: Asked.WriteRoute, body: ByteBuffer?, adminHeader: inout String?,
                     completion: @escaping @Sendable (@escaping @Sendable () -> JSONReply) -> Void) -> JSONReply? {
         var logger = requestLogger(read)
         do {
@@ -208,7 +208,7 @@ struct InlineAnswers: Sendable {
     /// The answer to `POST /v1/query` as `QueryRoutes.query` gives it, when the query runs outside a
     /// transaction and takes at most `queryInstructions` of SQLite's work; nil for everything else
     /// (transactions, longer queries and every error), which the router then answers.
-    func answerQuery(_ read: Read, body: ByteBuffer?, adminHeader: inout String?) -> JSONReply? {
+    func answerQuery(_ read: Asked, body: ByteBuffer?, adminHeader: inout String?) -> JSONReply? {
         guard let body, body.readableBytes > 0 else { return nil }
         do throws(HearthError) {
             let json = try body.withUnsafeReadableBytes { raw throws(HearthError) in try JSON.parse(raw) }
@@ -276,7 +276,7 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Requests passed to the router whose answers have not ended yet.
     private var routed = 0
     /// The request being received (its head has come, its end not yet).
-    private var pending: InlineAnswers.Read?
+    private var pending: InlineAnswers.Asked?
     /// The body received so far of a pending query or write.
     private var body: ByteBuffer?
     /// The HTTP/1 response encoder's place in the pipeline: answers are written there as finished bytes,
@@ -374,7 +374,7 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Answers a write whose commit completed, then takes what arrived meanwhile.
-    private func finishWrite(_ read: InlineAnswers.Read, _ reply: JSONReply, context: ChannelHandlerContext) {
+    private func finishWrite(_ read: InlineAnswers.Asked, _ reply: JSONReply, context: ChannelHandlerContext) {
         writing = false
         answers.metrics.inlineWrites.increment()
         answers.metrics.record(route: InlineAnswers.route, method: read.head.method, status: reply.status, duration: .now - read.start)
@@ -417,7 +417,7 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Passes a request held so far (its head and any body received) on to the router.
-    private func route(_ read: InlineAnswers.Read, context: ChannelHandlerContext) {
+    private func route(_ read: InlineAnswers.Asked, context: ChannelHandlerContext) {
         pending = nil
         routed += 1
         context.fireChannelRead(wrapInboundOut(.head(read.head)))
