@@ -84,8 +84,7 @@ struct DocumentRoutes {
         var request = request
         let body = try await request.jsonBody(context: context)
         let path = try collection.document(params["id"] ?? makeAutoID())
-        let write = try Write(kind: "create", path: path, data: body)
-        let result = try await database.commit(CommitRequest(writes: [write]), as: context.identity)
+        let result = try await database.commit(CommitRequest(writes: [Self.createWrite(path, body)]), as: context.identity)
         return documentResponse(result.writeResults[0].document!, status: .created)
     }
 
@@ -95,8 +94,7 @@ struct DocumentRoutes {
         var request = request
         let body = try await request.jsonBody(context: context)
         let precondition = try Self.precondition(request)
-        let write = try Write(kind: precondition == .exists(false) ? "create" : "set", path: path, data: body,
-                              merge: .bool(try params.bool("merge")), precondition: precondition)
+        let write = try Self.setWrite(path, body, merge: params.bool("merge"), precondition: precondition)
         let result = try await database.commit(CommitRequest(writes: [write]), as: context.identity)
         return documentResponse(result.writeResults[0].document!)
     }
@@ -108,8 +106,8 @@ struct DocumentRoutes {
         let body = try await request.jsonBody(context: context)
         let precondition = try Self.precondition(request)
         if precondition == .exists(false) { throw HearthError.invalidArgument("If-None-Match: * cannot apply to an update") }
-        let write = try Write(kind: "update", path: path, data: body, precondition: precondition)
-        let result = try await database.commit(CommitRequest(writes: [write]), as: context.identity)
+        let result = try await database.commit(CommitRequest(writes: [Self.updateWrite(path, body, precondition: precondition)]),
+                                               as: context.identity)
         return documentResponse(result.writeResults[0].document!)
     }
 
@@ -179,6 +177,25 @@ struct DocumentRoutes {
     }
 
     // MARK: Helpers
+
+    /// The write `POST /v1/docs/{collection}` makes of its body (also answered by `InlineAnswers`).
+    static func createWrite(_ path: DocumentPath, _ body: JSON) throws(HearthError) -> Write {
+        try Write(kind: "create", path: path, data: body)
+    }
+
+    /// The write `PUT /v1/docs/{document}` makes of its body (also answered by `InlineAnswers`, without merge
+    /// or precondition).
+    static func setWrite(_ path: DocumentPath, _ body: JSON, merge: Bool = false,
+                         precondition: Precondition? = nil) throws(HearthError) -> Write {
+        try Write(kind: precondition == .exists(false) ? "create" : "set", path: path, data: body, merge: .bool(merge),
+                  precondition: precondition)
+    }
+
+    /// The write `PATCH /v1/docs/{document}` makes of its body (also answered by `InlineAnswers`, without
+    /// precondition).
+    static func updateWrite(_ path: DocumentPath, _ body: JSON, precondition: Precondition? = nil) throws(HearthError) -> Write {
+        try Write(kind: "update", path: path, data: body, precondition: precondition)
+    }
 
     /// `If-Match: "<updateTime>"` → the document must have that version; `If-None-Match: *` → it must not exist.
     static func precondition(_ request: Request) throws(HearthError) -> Precondition? {

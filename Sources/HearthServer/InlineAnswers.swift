@@ -184,9 +184,9 @@ struct InlineAnswers: Sendable {
             }
             let write: Write
             switch route {
-            case .create(let collection): write = try Write(kind: "create", path: collection.document(makeAutoID()), data: json)
-            case .set(let path): write = try Write(kind: "set", path: path, data: json, merge: .bool(false))
-            case .update(let path): write = try Write(kind: "update", path: path, data: json)
+            case .create(let collection): write = try DocumentRoutes.createWrite(collection.document(makeAutoID()), json)
+            case .set(let path): write = try DocumentRoutes.setWrite(path, json)
+            case .update(let path): write = try DocumentRoutes.updateWrite(path, json)
             }
             let status: HTTPResponse.Status
             if case .create = route { status = .created } else { status = .ok }
