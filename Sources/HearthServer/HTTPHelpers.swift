@@ -27,6 +27,13 @@ struct JSONReply {
         headers[.contentType] = "application/json"
     }
 
+    /// `204 No Content`: no body, no headers of its own.
+    static let noContent: JSONReply = {
+        var reply = JSONReply([], status: .noContent)
+        reply.headers = [:]
+        return reply
+    }()
+
     var response: Response {
         Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }

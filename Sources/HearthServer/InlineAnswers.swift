@@ -46,14 +46,23 @@ struct InlineAnswers: Sendable {
             case document(DocumentPath)
             /// `POST /v1/query`: answered here only if it turns out cheap (see `answerQuery`).
             case query
-            /// `POST /v1/docs/{collection}`, `PUT` or `PATCH /v1/docs/{document}`: one document written by the
-            /// writer thread, answered from its completion (see `InlineAnswerHandler`).
+            /// `POST /v1/docs/{collection}`, `PUT`, `PATCH` or `DELETE /v1/docs/{document}`: one document
+            /// written by the writer thread, answered from its completion (see `InlineAnswerHandler`).
             case write(WriteRoute)
+
+            /// Whether the request's body is read (the router ignores the body of a read or a delete).
+            var takesBody: Bool {
+                switch self {
+                case .document, .write(.delete): return false
+                case .query, .write: return true
+                }
+            }
         }
         enum WriteRoute: Sendable {
             case create(CollectionPath)
             case set(DocumentPath)
             case update(DocumentPath)
+            case delete(DocumentPath)
         }
         let head: HTTPRequest
         let target: Target
@@ -65,14 +74,15 @@ struct InlineAnswers: Sendable {
 
     /// The request a head starts, when it is one this handler may answer: with no query string, a
     /// `GET /v1/docs/{document}`, a `POST /v1/query` with a JSON body, or a plain single-document write
-    /// (`POST /v1/docs/{collection}`, `PUT` or `PATCH /v1/docs/{document}` with a JSON body and no `If-Match`,
-    /// `If-None-Match` or `Expect` header). Anything else, including an invalid path, goes to the router, which
-    /// answers it (and its errors) as always.
+    /// (`POST /v1/docs/{collection}`, `PUT` or `PATCH /v1/docs/{document}` with a JSON body, or
+    /// `DELETE /v1/docs/{document}`, with no `If-Match`, `If-None-Match` or `Expect` header). Anything else,
+    /// including an invalid path, goes to the router, which answers it (and its errors) as always.
     func read(_ head: HTTPRequest) -> Asked? {
         guard let path = head.path, !path.utf8.contains(UInt8(ascii: "?")) else { return nil }
         let target: Asked.Target
         if path.utf8.count > Self.prefix.utf8.count, path.utf8.starts(with: Self.prefix.utf8),
-           head.method == .get || head.method == .post || head.method == .put || head.method == .patch {
+           head.method == .get || head.method == .post || head.method == .put || head.method == .patch
+            || head.method == .delete {
             guard let segments = try? parsePathSegments(String(path.utf8.dropFirst(Self.prefix.utf8.count))!, percentDecoded: true)
             else { return nil }
             let document = segments.count % 2 == 0
@@ -81,6 +91,7 @@ struct InlineAnswers: Sendable {
             case .post where !document: target = .write(.create(CollectionPath(uncheckedSegments: segments)))
             case .put where document: target = .write(.set(DocumentPath(uncheckedSegments: segments)))
             case .patch where document: target = .write(.update(DocumentPath(uncheckedSegments: segments)))
+            case .delete where document: target = .write(.delete(DocumentPath(uncheckedSegments: segments)))
             default: return nil
             }
         } else if head.method == .post, path == Self.queryRoute {
@@ -105,10 +116,8 @@ struct InlineAnswers: Sendable {
             }
         }
         if authorization != nil, !authenticatesImmediately { return nil }
-        switch target {
-        case .document: break
-        case .query, .write:
-            if case .write = target, needsRouter { return nil }
+        if case .write = target, needsRouter { return nil }
+        if target.takesBody {
             if let contentType, !isJSONContentType(contentType) { return nil }
             // A body announced as too large to hold here goes to the router at once (which refuses one over
             // 10 MiB from this header alone, before any of it arrives).
@@ -187,14 +196,18 @@ struct InlineAnswers: Sendable {
             case .create(let collection): write = try DocumentRoutes.createWrite(collection.document(makeAutoID()), json)
             case .set(let path): write = try DocumentRoutes.setWrite(path, json)
             case .update(let path): write = try DocumentRoutes.updateWrite(path, json)
+            case .delete(let path): write = Write(kind: .delete, path: path)
             }
-            let status: HTTPResponse.Status
-            if case .create = route { status = .created } else { status = .ok }
             database.commit(CommitRequest(writes: [write]), as: identity) { [self, logger] result in
                 completion {
                     var logger = logger
                     switch result {
-                    case .success(let committed): return documentReply(committed.writeResults[0].document!, status: status)
+                    case .success(let committed):
+                        switch route {
+                        case .create: return documentReply(committed.writeResults[0].document!, status: .created)
+                        case .set, .update: return documentReply(committed.writeResults[0].document!)
+                        case .delete: return .noContent
+                        }
                     case .failure(let error): return failure(error, read, logger: &logger)
                     }
                 }
@@ -261,8 +274,8 @@ struct InlineAnswers: Sendable {
 /// bounded; one that needs more, or fails, is passed on to the router whole (head, body, end), as if it had
 /// never stopped here.
 ///
-/// Writes (`POST /v1/docs/{collection}`, `PUT` and `PATCH /v1/docs/{document}` without a query string or a
-/// precondition header) are handed from here to the writer thread, and answered here when their commit
+/// Writes (`POST /v1/docs/{collection}`, `PUT`, `PATCH` and `DELETE /v1/docs/{document}` without a query
+/// string or a precondition header) are handed from here to the writer thread, and answered here when their commit
 /// completes: one hop each way instead of four. While one is in flight the connection reads nothing more,
 /// and whatever it had already received waits here, in order, as does a request to quiesce (graceful
 /// shutdown), so that the write is answered before anything after it.
@@ -319,8 +332,8 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
         case .body(let part):
             guard let read = pending else { return context.fireChannelRead(data) }
-            // A body on a document read is ignored, as the router ignores it.
-            if case .document = read.target { return }
+            // A body on a document read or a delete is ignored, as the router ignores it.
+            guard read.target.takesBody else { return }
             if body == nil {
                 body = part
             } else {
@@ -459,7 +472,9 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             out.writeString(field.value)
             out.writeStaticString("\r\n")
         }
-        out.writeString("Content-Length: \(reply.bytes.count)\r\nDate: \(HTTPDate.now())\r\nServer: \(answers.serverName)\r\n\r\n")
+        // HTTP forbids `Content-Length` on a 204.
+        if reply.status != .noContent { out.writeString("Content-Length: \(reply.bytes.count)\r\n") }
+        out.writeString("Date: \(HTTPDate.now())\r\nServer: \(answers.serverName)\r\n\r\n")
         out.writeBytes(reply.bytes)
         guard closing else { return encoder.writeAndFlush(NIOAny(IOData.byteBuffer(out)), promise: nil) }
         // As the router does for `Connection: close`: answer, then close.

@@ -84,6 +84,10 @@ import Testing
             Case(.token(revoked), .put, "/v1/docs/posts/p9", #"{"owner": "x"}"#, inline: true),
             Case(.token("hat_not_a_real_token"), .put, "/v1/docs/posts/p9", #"{"owner": "x"}"#, inline: true),
             Case(.authorization("Basic YWxhZGRpbjpvcGVuc2VzYW1l"), .put, "/v1/docs/posts/p9", "{}", inline: true),
+            Case(.delete, "/v1/docs/posts/p2", "", inline: true),
+            Case(.delete, "/v1/docs/posts/never-was", #"{"ignored": true}"#, inline: true),
+            Case(.token(user), .delete, "/v1/docs/posts/p1", "", inline: true),
+            Case(.nobody, .delete, "/v1/docs/posts/p1", "", inline: true),
             // Routed on both servers:
             Case(.post, "/v1/docs/posts/p1", "{}", inline: false),
             Case(.put, "/v1/docs/posts", "{}", inline: false),
@@ -97,9 +101,13 @@ import Testing
             Case(.put, "/v1/docs/posts/p3", #"{"n": 5}"#, headers: ["Content-Type": "text/plain"], inline: false),
             Case(.put, "/v1/docs/posts/big", #"{"text": "\#(String(repeating: "x", count: 70_000))"}"#, inline: false),
             Case(.put, "/v1/docs/posts/huge", #"{"text": "\#(String(repeating: "x", count: 1_048_577))"}"#, inline: false),
+            Case(.delete, "/v1/docs/posts", "", inline: false),
+            Case(.delete, "/v1/docs/things/a%20b/sub/%C3%A9t%C3%A9?recursive=true", "", inline: false),
+            Case(.delete, "/v1/docs/posts/p3", "", headers: ["If-Match": "\"2000-01-01T00:00:00.000000Z\""], inline: false),
             // Reads show what the writes left.
             Case(.get, "/v1/docs/posts/p1", "", inline: false),
             Case(.get, "/v1/docs/posts/p2", "", inline: false),
+            Case(.get, "/v1/docs/posts/p1", "", inline: false),
             Case(.get, "/v1/docs/posts/chosen", "", inline: false),
             Case(.get, "/v1/docs/posts/p3", "", inline: false),
             Case(.get, "/v1/docs/things/a%20b/sub/%C3%A9t%C3%A9", "", inline: false),
@@ -134,8 +142,9 @@ import Testing
     static let statuses = [201, 201, 200, 200, 404, 200, 200, 201,
                            400, 400, 400, 400, 400, 400, 400,
                            403, 201, 403, 200, 403, 401, 401, 401,
-                           400, 400, 400, 400, 400, 201, 200, 412, 200, 415, 200, 413,
-                           200, 200, 200, 200, 200]
+                           204, 204, 403, 403,
+                           400, 400, 400, 400, 400, 201, 200, 412, 200, 415, 200, 413, 400, 204, 412,
+                           200, 404, 200, 200, 200, 404]
 
     /// One server answering writes inline, one routing everything, each given the same writes in the same
     /// order: every answer must match (times and auto ids aside), and so must the request counts on
