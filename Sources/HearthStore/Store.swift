@@ -52,8 +52,12 @@ public final class Store: Sendable {
             /// Past this, the writer restarts the WAL itself between two batches. Only the writer can: a
             /// restarting checkpoint on another connection waits for the write lock through SQLite's
             /// polling busy handler, which a writer committing back to back starves (and the syncer thread,
-            /// blocked meanwhile, would delay background syncs and, at FULL, acknowledgements).
-            public var restartPages: Int32 = 32_000
+            /// blocked meanwhile, would delay background syncs and, at FULL, acknowledgements). Each restart holds
+            /// commits back while it waits for the syncer's checkpoint in flight and copies what is left (5-50
+            /// ms under a steady create load, longer as the database grows): 64,000 pages (256 MiB) halves how
+            /// often that happens against 32,000, which took a saturated create load's p99 from 30-37 ms to
+            /// 11-12 ms (`bench/README.md`).
+            public var restartPages: Int32 = 64_000
             /// The defaults.
             public init() {}
         }
