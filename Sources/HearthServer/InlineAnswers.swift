@@ -229,12 +229,8 @@ struct InlineAnswers: Sendable {
             let query = try Query(json: json)
             let identity = try identity(read.authorization, adminHeader: &adminHeader)
             guard let result = try? database.queryNow(query, as: identity, instructions: Self.queryInstructions) else { return nil }
-            if logger.logLevel <= requestLogLevel {
-                var logger = logger
-                logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
-                logger.log(level: requestLogLevel, "Request",
-                           metadata: ["hb.request.path": .string(Self.queryRoute), "hb.request.method": .string("POST")])
-            }
+            // Logged only once answered here: a query handed on is logged by the router.
+            _ = requestLogger(read)
             return QueryRoutes.reply(result)
         } catch {
             return nil
@@ -275,8 +271,8 @@ struct InlineAnswers: Sendable {
 /// never stopped here.
 ///
 /// Writes (`POST /v1/docs/{collection}`, `PUT`, `PATCH` and `DELETE /v1/docs/{document}` without a query
-/// string or a precondition header) are handed from here to the writer thread, and answered here when their commit
-/// completes: one hop each way instead of four. While one is in flight the connection reads nothing more,
+/// string or a precondition header) are handed from here to the writer thread, and answered here when their
+/// commit completes: one hop each way instead of four. While one is in flight the connection reads nothing more,
 /// and whatever it had already received waits here, in order, as does a request to quiesce (graceful
 /// shutdown), so that the write is answered before anything after it.
 final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
