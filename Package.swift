@@ -26,10 +26,11 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CArgon2", path: "Sources/CArgon2", pkgConfig: "libargon2",
                        providers: [.apt(["libargon2-dev"])]),
+        .target(name: "CSQLiteWAL", dependencies: ["CSQLite"]),
         .target(name: "HearthCore", swiftSettings: swiftSettings),
         .target(name: "HearthRules", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
         .target(name: "HearthStore", dependencies: [
-            "HearthCore", "HearthAuth", "CSQLite",
+            "HearthCore", "HearthAuth", "CSQLite", "CSQLiteWAL",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthAuth", dependencies: [

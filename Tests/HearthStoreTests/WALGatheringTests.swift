@@ -1,0 +1,104 @@
+import Foundation
+import HearthCore
+import HearthStore
+import Testing
+
+/// The writer's connection gathers each commit's WAL frames into one write (`wal_buffer.c`). Whatever it
+/// gathers must be in the WAL file before any other connection can learn of the commit, and the file must be
+/// the one SQLite would have written itself.
+@Suite struct WALGatheringTests {
+    /// Commits from several tasks at once, of sizes from one frame to many, each read back on the point-read
+    /// connections (which see a commit as soon as it is published) the moment it is acknowledged, and the
+    /// whole database checked afterwards on a connection without the gathering layer.
+    @Test func everyAcknowledgedCommitIsReadableAtOnceOnOtherConnections() async throws {
+        let directory = NSTemporaryDirectory() + "hearth-gather-" + makeAutoID()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = Store.Configuration(dataDirectory: directory)
+        #expect(configuration.gathersWALWrites, "on by default")
+        configuration.walLimits.checkpointPages = 400
+        configuration.walLimits.restartPages = 1_500
+        let store = try Store(configuration: configuration)
+        let before = SQLiteConnection.gatheredWALWrites
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<4 {
+                group.addTask {
+                    var generator = SystemRandomNumberGenerator()
+                    for i in 0..<120 {
+                        // 1 to 12 documents of 50 bytes to 30 KB: commits from one frame to a few hundred.
+                        let count = Int.random(in: 1...12, using: &generator)
+                        let docs = try (0..<count).map { j in
+                            (try DocumentPath("g\(task)/d\(i)/c/e\(j)"),
+                             Array(#"{"t":\#(task),"i":\#(i),"s":"\#(String(repeating: "abcdefgh", count: Int.random(in: 6...3_800, using: &generator)))"}"#.utf8))
+                        }
+                        try await store.write { context in
+                            let time = context.nextCommitTime()
+                            for (path, data) in docs {
+                                try context.put(StoredDocument(path: path, data: data, createTime: time, updateTime: time),
+                                                commitTime: time)
+                            }
+                        }
+                        for (path, data) in docs {
+                            let read = try store.pointRead { try $0.document(at: path) }
+                            #expect(read?.data == data, "\(path) as soon as its commit was acknowledged")
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let after = SQLiteConnection.gatheredWALWrites
+        #expect(after.writes > before.writes && after.bytes > before.bytes, "the writer's WAL appends went through the gathering layer")
+        store.close()
+
+        let check = try SQLiteConnection(path: directory + "/hearth.sqlite", readOnly: true)
+        let integrity = try check.prepare("PRAGMA integrity_check")
+        #expect(try integrity.step())
+        #expect(integrity.text(0) == "ok")
+        integrity.reset()
+        let stored = try check.scalarInt("SELECT count(*) FROM documents WHERE path GLOB 'g*'") ?? 0
+        let logged = try check.scalarInt("SELECT count(*) FROM changes WHERE path GLOB 'g*'") ?? 0
+        #expect(stored > 480 && stored == logged)
+    }
+
+    /// A commit larger than the layer's 1 MiB buffer and than the 128 KiB the default file layer writes at
+    /// once, between small commits, over WAL restarts: read back whole, and the file checks out.
+    @Test func commitsLargerThanTheBufferAreWrittenWhole() async throws {
+        let directory = NSTemporaryDirectory() + "hearth-gather-" + makeAutoID()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = Store.Configuration(dataDirectory: directory)
+        configuration.walLimits.checkpointPages = 300
+        configuration.walLimits.restartPages = 1_000
+        let store = try Store(configuration: configuration)
+        var expected: [DocumentPath: [UInt8]] = [:]
+        for round in 0..<12 {
+            var docs: [(DocumentPath, [UInt8])] = []
+            for j in 0..<(round % 3 == 0 ? 400 : 2) {
+                let body = String(repeating: String(UnicodeScalar(UInt8(97 + (round + j) % 26))), count: 5_000 + j)
+                docs.append((try DocumentPath("big/r\(round)d\(j)"), Array(#"{"round":\#(round),"s":"\#(body)"}"#.utf8)))
+            }
+            let written = docs
+            try await store.write { context in
+                let time = context.nextCommitTime()
+                for (path, data) in written {
+                    try context.put(StoredDocument(path: path, data: data, createTime: time, updateTime: time), commitTime: time)
+                }
+            }
+            for (path, data) in docs { expected[path] = data }
+            for (path, data) in docs.prefix(3) + docs.suffix(3) {
+                #expect(try store.pointRead { try $0.document(at: path) }?.data == data)
+            }
+        }
+        let all = try await store.read { context in
+            try context.documents(in: try CollectionPath("big"), after: nil, limit: 10_000)
+        }
+        #expect(all.count == expected.count)
+        for doc in all { #expect(expected[doc.path] == doc.data, "\(doc.path)") }
+        store.close()
+
+        let check = try SQLiteConnection(path: directory + "/hearth.sqlite", readOnly: true)
+        let integrity = try check.prepare("PRAGMA integrity_check")
+        #expect(try integrity.step())
+        #expect(integrity.text(0) == "ok")
+        integrity.reset()
+    }
+}
