@@ -25,8 +25,9 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// Starts `hearth serve` on a free port over a data folder and waits until it listens.
     public static func start(dataDirectory: String, adminKey: String = "test-admin-key-" + UUID().uuidString,
-                             arguments: [String] = [], timeout: Double = 60) async throws -> ServerProcess {
-        try await launch(["serve", "--port", "0", "--data", dataDirectory] + arguments, adminKey: adminKey, timeout: timeout)
+                             arguments: [String] = [], fileSizeBlocks: Int? = nil, timeout: Double = 60) async throws -> ServerProcess {
+        try await launch(["serve", "--port", "0", "--data", dataDirectory] + arguments, adminKey: adminKey,
+                         fileSizeBlocks: fileSizeBlocks, timeout: timeout)
     }
 
     init(port: Int, adminKey: String, process: ChildProcess, reader: OutputReader? = nil) {

@@ -80,6 +80,64 @@ import Testing
         _ = try await restarted.waitForExit()
     }
 
+    /// Writes that fail for lack of space (a file-size limit standing in for a full disk, hit while the WAL
+    /// grows) are answered `500` and leave nothing behind; every write acknowledged before or between them
+    /// survives a SIGKILL whole. The writer's WAL appends are gathered per commit, so a failed append must
+    /// fail its commit before anything of it is published.
+    @Test func writesFailingForLackOfSpaceLeaveNothingAndLoseNothing() async throws {
+        let dir = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // 16,384 blocks of 512 bytes: 8 MiB per file, a few hundred of these documents.
+        let server = try await ServerProcess.start(dataDirectory: dir, fileSizeBlocks: 16_384)
+        let padding = String(repeating: "y", count: 3_000)
+        let outcomes = try await withThrowingTaskGroup(of: [(path: String, body: String, status: Int)].self) { group in
+            for w in 0..<4 {
+                group.addTask {
+                    let client = server.client()
+                    var out: [(path: String, body: String, status: Int)] = []
+                    var failures = 0
+                    var i = 0
+                    while failures < 10 && i < 3_000 {
+                        let path = "full/w\(w)-\(i)"
+                        let body = #"{"w": \#(w), "i": \#(i), "s": "\#(padding)"}"#
+                        let r = try await client.put("/v1/docs/\(path)", body)
+                        out.append((path, body, r.status))
+                        if r.status != 200 { failures += 1 }
+                        i += 1
+                    }
+                    await client.close()
+                    return out
+                }
+            }
+            var all: [(path: String, body: String, status: Int)] = []
+            for try await part in group { all += part }
+            return all
+        }
+        let acknowledged = outcomes.filter { $0.status == 200 }
+        let failed = outcomes.filter { $0.status != 200 }
+        #expect(failed.count >= 10, "the file-size limit was never reached")
+        #expect(acknowledged.count >= 100, "only \(acknowledged.count) writes were acknowledged before the limit")
+        #expect(Set(failed.map(\.status)) == [500], "failed writes answered \(Set(failed.map(\.status)))")
+        server.signal(SIGKILL)
+        _ = try await server.waitForExit()
+
+        let restarted = try await ServerProcess.start(dataDirectory: dir)
+        let client = restarted.client()
+        var lost: [String] = [], left: [String] = []
+        for write in acknowledged {
+            let r = try await client.get("/v1/docs/\(write.path)")
+            let expected = try JSON.parse(write.body)
+            if r.status != 200 || r.json?["data"] != expected { lost.append(write.path) }
+        }
+        for write in failed where try await client.get("/v1/docs/\(write.path)").status != 404 { left.append(write.path) }
+        #expect(lost.count == 0, "\(lost.count) of \(acknowledged.count) acknowledged writes were lost: \(lost.prefix(5))")
+        #expect(left.count == 0, "\(left.count) of \(failed.count) failed writes left a document: \(left.prefix(5))")
+        #expect(try await client.put("/v1/docs/full/after", #"{"ok": true}"#).status == 200)
+        await client.close()
+        restarted.signal(SIGTERM)
+        _ = try await restarted.waitForExit()
+    }
+
     @Test func sigtermShutsDownGracefully() async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
