@@ -117,7 +117,8 @@ static int bufferedWrite(sqlite3_file *file, const void *data, int amount, sqlit
     if (!p->isWAL) return p->real->pMethods->xWrite(p->real, data, amount, offset);
     int rc;
     if (p->length > 0 && (offset != p->start + p->length || p->length + amount > BUFFER_CAPACITY)) {
-        // A commit frame's header may end a full buffer: its page, next, still completes the commit.
+        // Writing the buffer out for room (or before a jump) keeps a gathered commit header pending: the
+        // page that follows it still completes the commit.
         int commitPending = p->commitPending;
         if ((rc = flushBuffer(p)) != SQLITE_OK) return rc;
         p->commitPending = commitPending;
