@@ -30,13 +30,7 @@ import Testing
                             (try DocumentPath("g\(task)/d\(i)/c/e\(j)"),
                              Array(#"{"t":\#(task),"i":\#(i),"s":"\#(String(repeating: "abcdefgh", count: Int.random(in: 6...3_800, using: &generator)))"}"#.utf8))
                         }
-                        try await store.write { context in
-                            let time = context.nextCommitTime()
-                            for (path, data) in docs {
-                                try context.put(StoredDocument(path: path, data: data, createTime: time, updateTime: time),
-                                                commitTime: time)
-                            }
-                        }
+                        try await commit(docs, to: store)
                         for (path, data) in docs {
                             let read = try store.pointRead { try $0.document(at: path) }
                             #expect(read?.data == data, "\(path) as soon as its commit was acknowledged")
@@ -51,10 +45,7 @@ import Testing
         store.close()
 
         let check = try SQLiteConnection(path: directory + "/hearth.sqlite", readOnly: true)
-        let integrity = try check.prepare("PRAGMA integrity_check")
-        #expect(try integrity.step())
-        #expect(integrity.text(0) == "ok")
-        integrity.reset()
+        #expect(try integrity(of: check) == "ok")
         let stored = try check.scalarInt("SELECT count(*) FROM documents WHERE path GLOB 'g*'") ?? 0
         let logged = try check.scalarInt("SELECT count(*) FROM changes WHERE path GLOB 'g*'") ?? 0
         #expect(stored > 480 && stored == logged)
@@ -76,13 +67,7 @@ import Testing
                 let body = String(repeating: String(UnicodeScalar(UInt8(97 + (round + j) % 26))), count: 5_000 + j)
                 docs.append((try DocumentPath("big/r\(round)d\(j)"), Array(#"{"round":\#(round),"s":"\#(body)"}"#.utf8)))
             }
-            let written = docs
-            try await store.write { context in
-                let time = context.nextCommitTime()
-                for (path, data) in written {
-                    try context.put(StoredDocument(path: path, data: data, createTime: time, updateTime: time), commitTime: time)
-                }
-            }
+            try await commit(docs, to: store)
             for (path, data) in docs { expected[path] = data }
             for (path, data) in docs.prefix(3) + docs.suffix(3) {
                 #expect(try store.pointRead { try $0.document(at: path) }?.data == data)
@@ -95,10 +80,23 @@ import Testing
         for doc in all { #expect(expected[doc.path] == doc.data, "\(doc.path)") }
         store.close()
 
-        let check = try SQLiteConnection(path: directory + "/hearth.sqlite", readOnly: true)
-        let integrity = try check.prepare("PRAGMA integrity_check")
-        #expect(try integrity.step())
-        #expect(integrity.text(0) == "ok")
-        integrity.reset()
+        #expect(try integrity(of: SQLiteConnection(path: directory + "/hearth.sqlite", readOnly: true)) == "ok")
+    }
+
+    /// Stores documents (wire JSON) in one commit.
+    func commit(_ docs: [(DocumentPath, [UInt8])], to store: Store) async throws {
+        try await store.write { context in
+            let time = context.nextCommitTime()
+            for (path, data) in docs {
+                try context.put(StoredDocument(path: path, data: data, createTime: time, updateTime: time), commitTime: time)
+            }
+        }
+    }
+
+    /// What `PRAGMA integrity_check` says of the database: "ok" when nothing is wrong.
+    func integrity(of connection: SQLiteConnection) throws -> String {
+        let check = try connection.prepare("PRAGMA integrity_check")
+        defer { check.reset() }
+        return try check.step() ? check.text(0) : "no answer"
     }
 }
