@@ -23,10 +23,6 @@ public final class Store: Sendable {
         public var groupCommitLimit: Int = 256
         /// When the WAL is checkpointed.
         public var walLimits = WALLimits()
-        /// Whether the writer's connection gathers each commit's WAL frames into one write instead of two
-        /// per frame (`SQLiteConnection.init(path:readOnly:gathersWALWrites:)`). What reaches the disk, and
-        /// when, is the same either way.
-        public var gathersWALWrites = true
         /// How many change-log rows to keep for listeners that resume.
         public var changeLogRetention: Int = 100_000
         /// Commits between two trims of the change log down to `changeLogRetention` rows (a trim runs in the
@@ -96,7 +92,9 @@ public final class Store: Sendable {
         self.configuration = configuration
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         let path = configuration.databasePath
-        let writeConnection = try SQLiteConnection(path: path, gathersWALWrites: configuration.gathersWALWrites)
+        // The writer's connection gathers each commit's WAL frames into one write instead of two per frame;
+        // what reaches the disk, and when, is the same (`wal_buffer.c`).
+        let writeConnection = try SQLiteConnection(path: path, gathersWALWrites: true)
         try writeConnection.execute("PRAGMA journal_mode=WAL")
         // The syncer thread provides the per-commit sync of `full`; SQLite itself runs at NORMAL either way.
         try writeConnection.execute("PRAGMA synchronous=NORMAL")

@@ -14,7 +14,6 @@ import Testing
         let directory = NSTemporaryDirectory() + "hearth-gather-" + makeAutoID()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = Store.Configuration(dataDirectory: directory)
-        #expect(configuration.gathersWALWrites, "on by default")
         configuration.walLimits.checkpointPages = 400
         configuration.walLimits.restartPages = 1_500
         let store = try Store(configuration: configuration)
