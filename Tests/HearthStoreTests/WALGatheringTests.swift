@@ -11,12 +11,9 @@ import Testing
     /// connections (which see a commit as soon as it is published) the moment it is acknowledged, and the
     /// whole database checked afterwards on a connection without the gathering layer.
     @Test func everyAcknowledgedCommitIsReadableAtOnceOnOtherConnections() async throws {
-        let directory = NSTemporaryDirectory() + "hearth-gather-" + makeAutoID()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = Store.Configuration(dataDirectory: directory)
-        configuration.walLimits.checkpointPages = 400
-        configuration.walLimits.restartPages = 1_500
-        let store = try Store(configuration: configuration)
+        let store = try openStore(in: directory, checkpointPages: 400, restartPages: 1_500)
         let before = SQLiteConnection.gatheredWALWrites
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<4 {
@@ -53,12 +50,9 @@ import Testing
     /// A commit larger than the layer's 1 MiB buffer and than the 128 KiB the default file layer writes at
     /// once, between small commits, over WAL restarts: read back whole, and the file checks out.
     @Test func commitsLargerThanTheBufferAreWrittenWhole() async throws {
-        let directory = NSTemporaryDirectory() + "hearth-gather-" + makeAutoID()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = Store.Configuration(dataDirectory: directory)
-        configuration.walLimits.checkpointPages = 300
-        configuration.walLimits.restartPages = 1_000
-        let store = try Store(configuration: configuration)
+        let store = try openStore(in: directory, checkpointPages: 300, restartPages: 1_000)
         var expected: [DocumentPath: [UInt8]] = [:]
         for round in 0..<12 {
             var docs: [(DocumentPath, [UInt8])] = []
@@ -80,6 +74,16 @@ import Testing
         store.close()
 
         #expect(try integrity(of: SQLiteConnection(path: directory + "/hearth.sqlite", readOnly: true)) == "ok")
+    }
+
+    func temporaryDirectory() -> String { NSTemporaryDirectory() + "hearth-gather-" + makeAutoID() }
+
+    /// A store whose WAL is checkpointed and restarted early, so that a test sees several restarts.
+    func openStore(in directory: String, checkpointPages: Int32, restartPages: Int32) throws -> Store {
+        var configuration = Store.Configuration(dataDirectory: directory)
+        configuration.walLimits.checkpointPages = checkpointPages
+        configuration.walLimits.restartPages = restartPages
+        return try Store(configuration: configuration)
     }
 
     /// Stores documents (wire JSON) in one commit.
