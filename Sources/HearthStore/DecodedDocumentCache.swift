@@ -46,7 +46,7 @@ final class DecodedDocumentCache: @unchecked Sendable {
 
     /// The document at `path` (nil when missing), from the cache or decoded from what `read` finds.
     func document(at path: DocumentPath, read: () throws -> StoredDocument?) throws -> Document? {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = Self.now()
         lock.lock()
         if let entry = entries[path], entry.expires > now {
             lock.unlock()
@@ -66,6 +66,18 @@ final class DecodedDocumentCache: @unchecked Sendable {
         }
         finish(path, keeping: size > maxDocumentBytes ? nil : Entry(document: document, expires: now + lifetime, bytes: size))
         return document
+    }
+
+    /// Monotonic nanoseconds, to the clock tick: plenty for lifetimes of a second, and on Linux a read of the
+    /// kernel's last tick instead of the clock hardware.
+    private static func now() -> UInt64 {
+        #if os(Linux)
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &t)
+        return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
+        #else
+        return DispatchTime.now().uptimeNanoseconds
+        #endif
     }
 
     private func finish(_ path: DocumentPath, keeping entry: Entry?) {
