@@ -45,9 +45,9 @@ final class AccessState {
 /// visible from here. The wildcards, `request` and `resource` are the evaluator's, seen from every frame.
 struct Frame {
     var variables: [(name: String, value: RulesValue)]
-    var functions: [String: Int]
+    var functions: FunctionScope
 
-    init(functions: [String: Int]) {
+    init(functions: FunctionScope) {
         variables = []
         self.functions = functions
     }
@@ -502,7 +502,7 @@ final class Evaluator {
                 for a in argExprs { args.append(try evalLazily(a, frame)) }
                 return try callFunction(index, args)
             }
-            if argExprs.count == 1, let after = Self.accessFunctions[name] {
+            if argExprs.count == 1, let after = Self.readsAfterWrites(name) {
                 // The document reads, without an argument list.
                 let path = try eval(argExprs[0], frame)
                 if path.isUnknown { return .unknown }
@@ -556,8 +556,15 @@ final class Evaluator {
 
     // MARK: Document access
 
-    /// `get`, `exists`, `getAfter`, `existsAfter`: whether each reads the state after the pending writes.
-    static let accessFunctions = ["get": false, "exists": false, "getAfter": true, "existsAfter": true]
+    /// For `get`, `exists`, `getAfter` and `existsAfter`, whether it reads the state after the pending writes;
+    /// nil for any other name. (Comparing short names costs less than hashing them.)
+    static func readsAfterWrites(_ name: String) -> Bool? {
+        switch name {
+        case "get", "exists": return false
+        case "getAfter", "existsAfter": return true
+        default: return nil
+        }
+    }
 
     /// `get`, `exists`, `getAfter`, `existsAfter`.
     func access(_ path: RulesValue, after: Bool) throws(EvalError) -> Document? {

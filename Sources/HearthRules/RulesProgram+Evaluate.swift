@@ -24,59 +24,88 @@ extension RulesProgram {
 
     private func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, access: AccessState?) -> RulesDecision {
         let elements = Self.pathElements(for: request)
-        var candidates: [Candidate] = []
         var budget = RulesLimits.maxMatchBindings
         var bindings: [(name: String, value: RulesValue)] = []
         bindings.reserveCapacity(4)
-        for root in roots {
-            collect(root, elements[...], &bindings, request.method, &candidates, &budget)
-        }
-        if candidates.isEmpty { return .deny(.noRuleMatched) }
-
         // Made when a candidate has a condition to evaluate.
         var made: Evaluator?
-        let disjuncts: [[FieldPath: Value]]
-        if request.method == .list {
-            let d = request.query?.disjuncts ?? []
-            disjuncts = d.isEmpty ? [[:]] : d
-        } else {
-            disjuncts = [[:]]
-        }
         var lastDenial = RulesDenial.noRuleMatched
-        for disjunct in disjuncts {
-            let listResource: RulesValue? = request.method == .list
-                ? .map(["data": Self.partialData(disjunct), "id": .unknown, "__name__": .unknown]) : nil
+
+        guard request.method == .list else {
+            // One document: each matching `allow` is decided as the walk finds it, in the order the walk
+            // finds them, and the first that holds ends the walk.
+            var outcome: Outcome = .undecided
+            for root in roots where outcome == .undecided {
+                collect(root, elements[...], &bindings, request.method, &budget) { allow, bindings, scope in
+                    switch decide(allow, bindings, scope, nil, &made, request, lookup, access, &lastDenial) {
+                    case .granted: outcome = .granted
+                    case .fatal: outcome = .fatal
+                    case .undecided: break
+                    }
+                    return outcome != .undecided
+                }
+            }
+            return outcome == .granted ? .allow : .deny(lastDenial)
+        }
+
+        // A query: the same `allow`s are decided once per disjunct of its filter, so they are collected first.
+        var candidates: [Candidate] = []
+        for root in roots {
+            collect(root, elements[...], &bindings, request.method, &budget) { allow, bindings, scope in
+                candidates.append((allow, bindings, scope))
+                return false
+            }
+        }
+        if candidates.isEmpty { return .deny(.noRuleMatched) }
+        let pinned = request.query?.disjuncts ?? []
+        for disjunct in pinned.isEmpty ? [[:]] : pinned {
+            let listResource: RulesValue = .map(["data": Self.partialData(disjunct), "id": .unknown, "__name__": .unknown])
             var granted = false
             for candidate in candidates {
-                guard let condition = candidate.allow.condition else { granted = true; break }
-                let evaluator = made ?? Evaluator(program: self, request: request, lookup: lookup, access: access)
-                made = evaluator
-                if let listResource { evaluator.resource = listResource }
-                evaluator.expressionsEvaluated = 0
-                evaluator.callDepth = 0
-                evaluator.bindings = candidate.bindings
-                let frame = Frame(functions: candidate.scope)
-                let reason: String
-                do {
-                    switch try evaluator.eval(condition, frame) {
-                    case .bool(true): granted = true
-                    case .bool(false): reason = "condition is false"; lastDenial = denial(candidate.allow, reason); continue
-                    case .unknown:
-                        reason = "the query does not restrict the documents to ones the condition allows (rules are not filters)"
-                        lastDenial = denial(candidate.allow, reason); continue
-                    case let v:
-                        reason = "condition is \(v.typeName), not bool"; lastDenial = denial(candidate.allow, reason); continue
-                    }
-                } catch {
-                    lastDenial = denial(candidate.allow, "error: \(error.message)")
-                    if error.fatal { return .deny(lastDenial) }
-                    continue
+                switch decide(candidate.allow, candidate.bindings, candidate.scope, listResource, &made, request, lookup,
+                              access, &lastDenial) {
+                case .granted: granted = true
+                case .fatal: return .deny(lastDenial)
+                case .undecided: break
                 }
                 if granted { break }
             }
             if !granted { return .deny(lastDenial) }
         }
         return .allow
+    }
+
+    /// What deciding one `allow` came to: it holds, it does not (try the next), or evaluation must stop.
+    private enum Outcome { case granted, undecided, fatal }
+
+    /// Decides one matching `allow` with its wildcards bound; a denial is left in `lastDenial`. The evaluator
+    /// is made on the first condition and reused for the rest of the request.
+    private func decide(_ allow: Allow, _ bindings: [(name: String, value: RulesValue)], _ scope: FunctionScope,
+                        _ listResource: RulesValue?, _ made: inout Evaluator?, _ request: RulesRequest,
+                        _ lookup: any RulesDocumentLookup, _ access: AccessState?,
+                        _ lastDenial: inout RulesDenial) -> Outcome {
+        guard let condition = allow.condition else { return .granted }
+        let evaluator = made ?? Evaluator(program: self, request: request, lookup: lookup, access: access)
+        made = evaluator
+        if let listResource { evaluator.resource = listResource }
+        evaluator.expressionsEvaluated = 0
+        evaluator.callDepth = 0
+        evaluator.bindings = bindings
+        // The walk goes on with its own bindings; holding them here would make it copy them.
+        defer { evaluator.bindings = [] }
+        do {
+            switch try evaluator.eval(condition, Frame(functions: scope)) {
+            case .bool(true): return .granted
+            case .bool(false): lastDenial = denial(allow, "condition is false")
+            case .unknown:
+                lastDenial = denial(allow, "the query does not restrict the documents to ones the condition allows (rules are not filters)")
+            case let v: lastDenial = denial(allow, "condition is \(v.typeName), not bool")
+            }
+        } catch {
+            lastDenial = denial(allow, "error: \(error.message)")
+            if error.fatal { return .fatal }
+        }
+        return .undecided
     }
 
     private func denial(_ allow: Allow, _ reason: String) -> RulesDenial {
@@ -109,52 +138,59 @@ extension RulesProgram {
     }
 
     /// An `allow` for the request's method whose match consumed the whole path, with the wildcards bound.
-    typealias Candidate = (allow: Allow, bindings: [(name: String, value: RulesValue)], scope: [String: Int])
+    typealias Candidate = (allow: Allow, bindings: [(name: String, value: RulesValue)], scope: FunctionScope)
+
+    /// Receives each candidate as the walk finds it: the `allow`, the wildcards bound (valid only during the
+    /// call) and the functions in scope. Returns true to end the walk.
+    typealias Visit = (Allow, [(name: String, value: RulesValue)], FunctionScope) -> Bool
 
     /// Walks the match tree: every way `node` matches a prefix of `path` binds its wildcards; a match that
     /// consumes the whole path contributes its `allow`s for the method, the others descend to children.
     /// `bindings` holds the enclosing matches' wildcards and is left as it was found.
+    /// Returns true when `visit` ended the walk.
+    @discardableResult
     private func collect(_ node: Match, _ path: ArraySlice<PathElement>, _ bindings: inout [(name: String, value: RulesValue)],
-                         _ method: RulesMethod, _ out: inout [Candidate], _ budget: inout Int) {
+                         _ method: RulesMethod, _ budget: inout Int, _ visit: Visit) -> Bool {
         guard node.hasRecursiveWildcard else {
             // At most one way to match: bind in place instead of collecting the ways first.
-            guard budget > 0, path.count >= node.pattern.count else { return }
+            guard budget > 0, path.count >= node.pattern.count else { return false }
             let mark = bindings.count
             defer { bindings.removeSubrange(mark...) }
             var i = path.startIndex
             for segment in node.pattern {
                 switch (segment, path[i]) {
-                case (.literal(let s), .literal(let e)): guard s == e else { return }
-                case (.literal, _): return
+                case (.literal(let s), .literal(let e)): guard s == e else { return false }
+                case (.literal, _): return false
                 case (.wildcard(let name), .literal(let e)): bindings.append((name, .string(e)))
                 case (.wildcard(let name), .unknownID): bindings.append((name, .unknown))
-                case (.wildcard, .unknownPrefix), (.recursive, _): return
+                case (.wildcard, .unknownPrefix), (.recursive, _): return false
                 }
                 i += 1
             }
             budget -= 1
-            matched(node, path[i...], &bindings, method, &out, &budget)
-            return
+            return matched(node, path[i...], &bindings, method, &budget, visit)
         }
         var ends: [(rest: ArraySlice<PathElement>, bindings: [(name: String, value: RulesValue)])] = []
         matchPattern(node.pattern[...], path, bindings, &ends, &budget)
         for end in ends {
             var endBindings = end.bindings
-            matched(node, end.rest, &endBindings, method, &out, &budget)
+            if matched(node, end.rest, &endBindings, method, &budget, visit) { return true }
         }
+        return false
     }
 
-    /// One way `node` matched, leaving `rest` of the path.
+    /// One way `node` matched, leaving `rest` of the path. Returns true when `visit` ended the walk.
     private func matched(_ node: Match, _ rest: ArraySlice<PathElement>, _ bindings: inout [(name: String, value: RulesValue)],
-                         _ method: RulesMethod, _ out: inout [Candidate], _ budget: inout Int) {
+                         _ method: RulesMethod, _ budget: inout Int, _ visit: Visit) -> Bool {
         if rest.isEmpty {
             let wanted = Methods(method)
             for allow in node.allows where allow.methods.contains(wanted) {
-                out.append((allow, bindings, node.scope))
+                if visit(allow, bindings, node.scope) { return true }
             }
         } else {
-            for child in node.children { collect(child, rest, &bindings, method, &out, &budget) }
+            for child in node.children where collect(child, rest, &bindings, method, &budget, visit) { return true }
         }
+        return false
     }
 
     private func matchPattern(_ pattern: ArraySlice<PatternSegment>, _ path: ArraySlice<PathElement>,

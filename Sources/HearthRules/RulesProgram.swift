@@ -1,14 +1,15 @@
 import HearthCore
 
-/// A compiled rules file: immutable and `Sendable`, compiled once and evaluated for many requests.
-public struct RulesProgram: Sendable {
+/// A compiled rules file: immutable and `Sendable`, compiled once and evaluated for many requests. A class,
+/// so that each request holds it with one reference instead of copying its parts.
+public final class RulesProgram: Sendable {
     struct Function: Sendable {
         let name: String
         let parameters: [String]
         let bindings: [(name: String, value: Expr)]
         let result: Expr
         /// Functions visible from the body: those of the declaring block and its ancestors.
-        let scope: [String: Int]
+        let scope: FunctionScope
     }
 
     /// A set of methods in one word (a `Set` would put a hash table between every request and its rules).
@@ -49,7 +50,7 @@ public struct RulesProgram: Sendable {
         let pattern: [PatternSegment]
         let allows: [Allow]
         let children: [Match]
-        let scope: [String: Int]
+        let scope: FunctionScope
         /// True when the pattern has a `{name=**}` segment, which can match a path in several ways.
         let hasRecursiveWildcard: Bool
     }
@@ -60,6 +61,14 @@ public struct RulesProgram: Sendable {
     let functions: [Function]
     let file: RulesFile
     let source: SourceText
+
+    private init(version: Int, roots: [Match], functions: [Function], file: RulesFile, source: SourceText) {
+        self.version = version
+        self.roots = roots
+        self.functions = functions
+        self.file = file
+        self.source = source
+    }
 
     /// Parses, checks and compiles a rules file; throws every diagnostic found when it does not compile.
     public static func compile(source: String, fileName: String) throws(RulesCompileError) -> RulesProgram {
@@ -81,7 +90,7 @@ public struct RulesProgram: Sendable {
         var builder = Builder(source: text)
         var roots: [Match] = []
         for service in file.services {
-            roots += builder.buildBlock(service.body, parentScope: [:])
+            roots += builder.buildBlock(service.body, parentScope: FunctionScope())
         }
         return RulesProgram(version: file.version, roots: roots, functions: builder.functions, file: file, source: text)
     }
@@ -94,7 +103,7 @@ public struct RulesProgram: Sendable {
         let source: SourceText
         var functions: [Function] = []
 
-        mutating func buildBlock(_ body: [Statement], parentScope: [String: Int]) -> [Match] {
+        mutating func buildBlock(_ body: [Statement], parentScope: FunctionScope) -> [Match] {
             let scope = declare(body, parentScope)
             var matches: [Match] = []
             for case .match(let m) in body { matches.append(buildMatch(m, scope)) }
@@ -103,12 +112,12 @@ public struct RulesProgram: Sendable {
 
         /// Adds the block's functions; every function sees all of its block's functions (declaration order
         /// does not matter) and those of enclosing blocks.
-        private mutating func declare(_ body: [Statement], _ parentScope: [String: Int]) -> [String: Int] {
+        private mutating func declare(_ body: [Statement], _ parentScope: FunctionScope) -> FunctionScope {
             var scope = parentScope
             var declared: [(FunctionDecl, Int)] = []
             for case .function(let f) in body {
                 let index = functions.count + declared.count
-                scope[f.name] = index
+                scope.declare(f.name, index)
                 declared.append((f, index))
             }
             for (f, _) in declared {
@@ -125,7 +134,7 @@ public struct RulesProgram: Sendable {
             return scope
         }
 
-        private mutating func buildMatch(_ m: MatchDecl, _ parentScope: [String: Int]) -> Match {
+        private mutating func buildMatch(_ m: MatchDecl, _ parentScope: FunctionScope) -> Match {
             let scope = declare(m.body, parentScope)
             var allows: [Allow] = []
             var children: [Match] = []
@@ -157,5 +166,23 @@ public struct RulesProgram: Sendable {
             return Match(pattern: m.pattern, allows: allows, children: children, scope: scope,
                          hasRecursiveWildcard: recursive)
         }
+    }
+}
+
+/// The functions visible at one place in a rules file: those of its block and of the enclosing blocks, an inner
+/// declaration hiding an outer one of the same name. A short list searched from the innermost end: comparing
+/// a call's name with a few short names costs less than hashing it on every call.
+struct FunctionScope: Sendable {
+    private var entries: [(name: String, index: Int)] = []
+
+    /// The index in `RulesProgram.functions` of the function `name` names here, or nil.
+    subscript(name: String) -> Int? {
+        for entry in entries.reversed() where entry.name == name { return entry.index }
+        return nil
+    }
+
+    /// Makes `name` name the function at `index`, hiding any earlier function of that name.
+    mutating func declare(_ name: String, _ index: Int) {
+        entries.append((name, index))
     }
 }
