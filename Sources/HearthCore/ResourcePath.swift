@@ -5,12 +5,24 @@ public func validateID(_ id: String, kind: String = "id") throws(HearthError) {
     let n = id.utf8.count
     if n == 0 { throw .invalidArgument("empty \(kind): paths may not have empty segments") }
     if n > Limits.maxIDBytes { throw .invalidArgument("\(kind) is \(n) bytes long; the limit is \(Limits.maxIDBytes)") }
-    if let k = id.utf8.firstIndex(of: 0) {
-        // Quoting the id would put the NUL in the message; name where it is instead.
-        let offset = id.utf8.distance(from: id.utf8.startIndex, to: k)
-        throw .invalidArgument("\(kind) contains a NUL character (U+0000) at byte \(offset); ids may not contain NUL")
+    // One pass over the bytes for both: every request validates the ids of its path.
+    var nul: Int?
+    var slash = false
+    let scanned: Void? = id.utf8.withContiguousStorageIfAvailable { bytes in
+        for (offset, byte) in bytes.enumerated() {
+            if byte == 0 { nul = offset; return }
+            if byte == UInt8(ascii: "/") { slash = true }
+        }
     }
-    if id.utf8.contains(UInt8(ascii: "/")) { throw .invalidArgument("\(kind) '\(id)' contains '/'") }
+    if scanned == nil {
+        nul = id.utf8.firstIndex(of: 0).map { id.utf8.distance(from: id.utf8.startIndex, to: $0) }
+        slash = id.utf8.contains(UInt8(ascii: "/"))
+    }
+    if let nul {
+        // Quoting the id would put the NUL in the message; name where it is instead.
+        throw .invalidArgument("\(kind) contains a NUL character (U+0000) at byte \(nul); ids may not contain NUL")
+    }
+    if slash { throw .invalidArgument("\(kind) '\(id)' contains '/'") }
     if n <= 2, id == "." || id == ".." { throw .invalidArgument("\(kind) may not be '\(id)'") }
     // The byte test only skips the character test for the ids that cannot start with "__".
     if n >= 4, id.utf8.starts(with: "__".utf8), id.hasPrefix("__"), id.hasSuffix("__") {

@@ -17,6 +17,22 @@ import Testing
         #expect(try parsePathSegments("a/__/___/_x__") == ["a", "__", "___", "_x__"])
     }
 
+    /// An id's NUL is named by its byte offset, before any `/`; short ids (stored inline) and long ones alike.
+    @Test func idsWithNULOrSlashNameTheProblem() {
+        func message(_ id: String) -> String? {
+            do { try validateID(id); return nil } catch { return error.message }
+        }
+        let long = String(repeating: "x", count: 40)
+        #expect(message("a\u{0}b")?.contains("NUL character (U+0000) at byte 1") == true)
+        #expect(message("\u{0}")?.contains("at byte 0") == true)
+        #expect(message("é/\u{0}")?.contains("at byte 3") == true)
+        #expect(message(long + "/" + long + "\u{0}")?.contains("at byte 81") == true)
+        #expect(message("a/b") == "id 'a/b' contains '/'")
+        #expect(message(long + "/")?.hasSuffix("contains '/'") == true)
+        #expect(message("plain") == nil)
+        #expect(message(long + "é") == nil)
+    }
+
     @Test func referenceOrderIsSegmentWise() throws {
         // "b" < "b-c" segment-wise, although "b/" > "b-" as plain strings.
         #expect(try DocumentPath("a/b/x/1") < DocumentPath("a/b-c/x/1"))
