@@ -3,13 +3,24 @@ import HearthCore
 /// A compiled rules file: immutable and `Sendable`, compiled once and evaluated for many requests. A class,
 /// so that each request holds it with one reference instead of copying its parts.
 public final class RulesProgram: Sendable {
-    struct Function: Sendable {
+    /// A function declaration. Classes (as `Match` and `Allow`): a call or a step of the path walk then holds
+    /// one reference instead of copying every part.
+    final class Function: Sendable {
         let name: String
         let parameters: [String]
         let bindings: [(name: String, value: Expr)]
         let result: Expr
         /// Functions visible from the body: those of the declaring block and its ancestors.
         let scope: FunctionScope
+
+        init(name: String, parameters: [String], bindings: [(name: String, value: Expr)], result: Expr,
+             scope: FunctionScope) {
+            self.name = name
+            self.parameters = parameters
+            self.bindings = bindings
+            self.result = result
+            self.scope = scope
+        }
     }
 
     /// A set of methods in one word (a `Set` would put a hash table between every request and its rules).
@@ -46,13 +57,22 @@ public final class RulesProgram: Sendable {
         }
     }
 
-    struct Match: Sendable {
+    final class Match: Sendable {
         let pattern: [PatternSegment]
         let allows: [Allow]
         let children: [Match]
         let scope: FunctionScope
         /// True when the pattern has a `{name=**}` segment, which can match a path in several ways.
         let hasRecursiveWildcard: Bool
+
+        init(pattern: [PatternSegment], allows: [Allow], children: [Match], scope: FunctionScope,
+             hasRecursiveWildcard: Bool) {
+            self.pattern = pattern
+            self.allows = allows
+            self.children = children
+            self.scope = scope
+            self.hasRecursiveWildcard = hasRecursiveWildcard
+        }
     }
 
     /// The rules language version, 1 or 2.
