@@ -3,6 +3,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import HearthCore
 import HearthRules
 
@@ -139,3 +140,31 @@ func benchServerCold(_ name: String, _ collection: String, iterations: Int) {
 }
 benchServerCold("rules_bench.py's rule, cold", "bench", iterations: 3_000)
 benchServerCold("allow get: if true, cold", "open", iterations: 3_000)
+
+// The server's rule decided on two threads at once, as two event loops decide it: once with the one program
+// both threads share (as the server does), once with a program compiled for each thread. The difference is
+// what the threads pay for writing the reference counts of shared objects.
+func benchServerThreads(_ name: String, ownPrograms: Bool, iterations: Int) {
+    let programs = (0..<2).map { _ in
+        ownPrograms ? try! RulesProgram.compile(source: serverSource, fileName: "server.rules") : serverProgram
+    }
+    let lookups = (0..<2).map { _ in
+        ownPrograms ? SettingsLookup(settings: Document(path: try! DocumentPath("settings/bench"), fields: ["open": .bool(true)],
+                                                        createTime: time, updateTime: time)) : settingsLookup
+    }
+    func decide(_ thread: Int, _ count: Int) {
+        let path = try! DocumentPath("bench/b00000000012345")
+        for _ in 0..<count {
+            var request = RulesRequest(method: .get, path: path, auth: nil, time: Timestamp.now())
+            request.storedResource = StoredFields(path: path, data: stored)
+            precondition(programs[thread].evaluate(request, lookup: lookups[thread]) == .allow)
+        }
+    }
+    DispatchQueue.concurrentPerform(iterations: 2) { decide($0, 2_000) }
+    let start = now()
+    DispatchQueue.concurrentPerform(iterations: 2) { decide($0, iterations) }
+    let elapsed = now() - start
+    print("\(name): \(fmt(elapsed / Double(iterations) * 1e6)) µs per evaluation on each thread (\(iterations) runs each)")
+}
+benchServerThreads("rules_bench.py's rule, two threads, one program", ownPrograms: false, iterations: 200_000)
+benchServerThreads("rules_bench.py's rule, two threads, a program each", ownPrograms: true, iterations: 200_000)
