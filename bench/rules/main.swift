@@ -101,13 +101,16 @@ let settingsLookup = SettingsLookup(settings: Document(path: try! DocumentPath("
                                                        createTime: time, updateTime: time))
 let stored = Array(#"{"title":"A day at the lake","count":12345,"published":true,"body":"lorem ipsulorem ipsulorem ipsu"}"#.utf8)
 
+/// A get of `path` as the server decides it: the stored document still in its JSON.
+func serverGet(_ path: DocumentPath) -> RulesRequest {
+    var request = RulesRequest(method: .get, path: path, auth: nil, time: Timestamp.now())
+    request.storedResource = StoredFields(path: path, data: stored)
+    return request
+}
+
 func benchServer(_ name: String, _ collection: String, iterations: Int) {
     let path = try! DocumentPath("\(collection)/b00000000012345")
-    func decide() -> RulesDecision {
-        var request = RulesRequest(method: .get, path: path, auth: nil, time: Timestamp.now())
-        request.storedResource = StoredFields(path: path, data: stored)
-        return serverProgram.evaluate(request, lookup: settingsLookup)
-    }
+    func decide() -> RulesDecision { serverProgram.evaluate(serverGet(path), lookup: settingsLookup) }
     for _ in 0..<1_000 { precondition(decide() == .allow) }
     let start = now()
     var allowed = 0
@@ -131,9 +134,7 @@ func benchServerCold(_ name: String, _ collection: String, iterations: Int) {
         let c0 = now()
         clock += now() - c0
         let start = now()
-        var request = RulesRequest(method: .get, path: path, auth: nil, time: Timestamp.now())
-        request.storedResource = StoredFields(path: path, data: stored)
-        precondition(serverProgram.evaluate(request, lookup: settingsLookup) == .allow)
+        precondition(serverProgram.evaluate(serverGet(path), lookup: settingsLookup) == .allow)
         decisions += now() - start
     }
     print("\(name): \(fmt((decisions - clock) / Double(iterations) * 1e6)) µs per evaluation (\(iterations) runs, caches emptied before each)")
@@ -155,9 +156,7 @@ func benchServerThreads(_ name: String, ownPrograms: Bool, iterations: Int) {
     func decide(_ thread: Int, _ count: Int) {
         let path = try! DocumentPath("bench/b00000000012345")
         for _ in 0..<count {
-            var request = RulesRequest(method: .get, path: path, auth: nil, time: Timestamp.now())
-            request.storedResource = StoredFields(path: path, data: stored)
-            precondition(programs[thread].evaluate(request, lookup: lookups[thread]) == .allow)
+            precondition(programs[thread].evaluate(serverGet(path), lookup: lookups[thread]) == .allow)
         }
     }
     DispatchQueue.concurrentPerform(iterations: 2) { decide($0, 2_000) }
