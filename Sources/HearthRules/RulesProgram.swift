@@ -190,13 +190,19 @@ public final class RulesProgram: Sendable {
 }
 
 /// The functions visible at one place in a rules file: those of its block and of the enclosing blocks, an inner
-/// declaration hiding an outer one of the same name. A short list searched from the innermost end: comparing
-/// a call's name with a few short names costs less than hashing it on every call.
+/// declaration hiding an outer one of the same name. Most places see a few functions: comparing a call's name
+/// with a few short names costs less than hashing it, so a short scope is a list searched from the innermost
+/// end, and only a long one is hashed.
 struct FunctionScope: Sendable {
+    /// Scopes with more functions than this are looked up by hash.
+    static let listed = 8
+
     private var entries: [(name: String, index: Int)] = []
+    private var hashed: [String: Int]?
 
     /// The index in `RulesProgram.functions` of the function `name` names here, or nil.
     subscript(name: String) -> Int? {
+        if let hashed { return hashed[name] }
         for entry in entries.reversed() where entry.name == name { return entry.index }
         return nil
     }
@@ -204,5 +210,10 @@ struct FunctionScope: Sendable {
     /// Makes `name` name the function at `index`, hiding any earlier function of that name.
     mutating func declare(_ name: String, _ index: Int) {
         entries.append((name, index))
+        if hashed != nil {
+            hashed![name] = index
+        } else if entries.count > Self.listed {
+            hashed = Dictionary(entries.map { ($0.name, $0.index) }, uniquingKeysWith: { _, inner in inner })
+        }
     }
 }

@@ -404,4 +404,35 @@ import Testing
         #expect(program.evaluate(RulesRequest(method: .get, path: docPath("boxes/b1"), time: testTime,
                                               resource: doc("boxes/b1", [:])), lookup: FixtureLookup()) == .allow)
     }
+
+    /// A call names the innermost function of that name in scope, then a built-in: in blocks with a few
+    /// functions and in blocks with many (looked up differently), a function declared in an inner block hides
+    /// an outer one, a block sees its enclosing blocks' functions, and a function may hide a built-in.
+    @Test func functionNamesResolveInnermostFirstInShortAndLongScopes() throws {
+        let many = (1...10).map { "function f\($0)() { return \($0); }" }.joined(separator: "\n")
+        let program = try compile(rules("""
+            function pick() { return 'outer'; }
+            match /short/{id} {
+              function pick() { return 'short'; }
+              allow get: if pick() == 'short' && exists(/databases/$(database)/documents/short/$(id)) == false;
+            }
+            match /plain/{id} {
+              allow get: if pick() == 'outer';
+            }
+            match /long/{id} {
+              function pick() { return 'long'; }
+              \(many)
+              allow get: if pick() == 'long' && f1() + f10() == 11 && int('3') == 3;
+              match /inner/{sub} {
+                function f10() { return 100; }
+                function int(x) { return 'mine'; }
+                allow get: if pick() == 'long' && f1() + f10() == 101 && int('3') == 'mine';
+              }
+            }
+            """))
+        for path in ["short/a", "plain/a", "long/a", "long/a/inner/b"] {
+            let request = RulesRequest(method: .get, path: docPath(path), time: testTime)
+            #expect(program.evaluate(request, lookup: FixtureLookup()) == .allow, "\(path)")
+        }
+    }
 }
