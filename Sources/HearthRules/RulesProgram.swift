@@ -197,6 +197,7 @@ struct FunctionScope: Sendable {
     /// Scopes with more functions than this are looked up by hash.
     static let listed = 8
 
+    /// The functions in declaration order, while there are few; empty once they are hashed.
     private var entries: [(name: String, index: Int)] = []
     private var hashed: [String: Int]?
 
@@ -209,11 +210,14 @@ struct FunctionScope: Sendable {
 
     /// Makes `name` name the function at `index`, hiding any earlier function of that name.
     mutating func declare(_ name: String, _ index: Int) {
-        entries.append((name, index))
         if hashed != nil {
             hashed![name] = index
-        } else if entries.count > Self.listed {
+            return
+        }
+        entries.append((name, index))
+        if entries.count > Self.listed {
             hashed = Dictionary(entries.map { ($0.name, $0.index) }, uniquingKeysWith: { _, inner in inner })
+            entries = []
         }
     }
 }
