@@ -39,8 +39,9 @@ public func buildApplication(
     storeConfiguration.synchronous = configuration.synchronous
     storeConfiguration.changeLogRetention = max(1, configuration.changeLogRetention)
     if let file = configuration.indexesFile {
-        storeConfiguration.compositeIndexes = try loadCompositeIndexes(file)
-        logger.info("composite indexes loaded", metadata: ["file": "\(file)", "count": "\(storeConfiguration.compositeIndexes.count)"])
+        (storeConfiguration.compositeIndexes, storeConfiguration.fieldOverrides) = try loadIndexFile(file)
+        logger.info("index file loaded", metadata: ["file": "\(file)", "composite indexes": "\(storeConfiguration.compositeIndexes.count)",
+                                                    "field overrides": "\(storeConfiguration.fieldOverrides.count)"])
     }
     let rulesProgram = try compileRules(configuration, logger: logger)
     let store = try Store(configuration: storeConfiguration, logger: logger)
@@ -110,13 +111,15 @@ public func buildApplication(
                                 feed: feed))
 }
 
-/// The composite index definitions of an index file; every mistake names the file and its place in it.
-func loadCompositeIndexes(_ file: String) throws(HearthError) -> [CompositeIndex] {
+/// The composite indexes and single-field overrides of an index file; every mistake names the file and its
+/// place in it.
+func loadIndexFile(_ file: String) throws(HearthError) -> ([CompositeIndex], [FieldOverride]) {
     guard let bytes = FileManager.default.contents(atPath: file) else {
         throw .invalidArgument("cannot read the index file \(file)")
     }
     do {
-        return try CompositeIndex.parseFile(JSON.parse(Array(bytes)))
+        let json = try JSON.parse(Array(bytes))
+        return (try CompositeIndex.parseFile(json), try FieldOverride.parseFile(json))
     } catch {
         throw HearthError(error.code, "index file \(file): \(error.message)")
     }

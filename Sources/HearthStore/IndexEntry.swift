@@ -39,10 +39,13 @@ struct IndexEntry: Hashable {
     }
 
     /// The entries of a document's fields, or an error past Firestore's per-document limit.
-    static func entries(of fields: [String: Value], limit: Int = Limits.maxIndexEntriesPerDocument) throws(HearthError) -> Set<IndexEntry> {
+    /// `overrides` are those of the document's collection id (nil: every field indexed).
+    static func entries(of fields: [String: Value], limit: Int = Limits.maxIndexEntriesPerDocument,
+                        overrides: FieldOverrides? = nil) throws(HearthError) -> Set<IndexEntry> {
         var out: Set<IndexEntry> = [IndexEntry(field: nameField, key: [])]
         for (name, value) in fields {
-            add(value, at: FieldPath(uncheckedSegments: [name]), limit: limit, to: &out)
+            add(value, at: FieldPath(uncheckedSegments: [name]), inherited: .automatic, overrides: overrides,
+                limit: limit, to: &out)
         }
         if out.count > limit {
             throw .invalidArgument(
@@ -52,16 +55,22 @@ struct IndexEntry: Hashable {
         return out
     }
 
-    private static func add(_ value: Value, at path: FieldPath, limit: Int, to out: inout Set<IndexEntry>) {
+    /// Adds a field's entries, then its subfields': the field's own override, else its parent's indexing,
+    /// decides which of its entries it gets, and its subfields start from that.
+    private static func add(_ value: Value, at path: FieldPath, inherited: FieldIndexing, overrides: FieldOverrides?,
+                            limit: Int, to out: inout Set<IndexEntry>) {
         // Stop early on enormous documents; the caller reports the limit.
         if out.count > limit { return }
-        out.insert(IndexEntry(field: path.description, key: IndexKey.encode(value)))
+        let indexing = overrides?.own(path) ?? inherited
+        if indexing.values { out.insert(IndexEntry(field: path.description, key: IndexKey.encode(value))) }
         switch value {
-        case .array(let items):
+        case .array(let items) where indexing.contains:
             let field = containsField(path)
             for item in items { out.insert(IndexEntry(field: field, key: IndexKey.encode(item))) }
         case .map(let m):
-            for (name, child) in m { add(child, at: path.appending(name), limit: limit, to: &out) }
+            for (name, child) in m {
+                add(child, at: path.appending(name), inherited: indexing, overrides: overrides, limit: limit, to: &out)
+            }
         default:
             break
         }

@@ -67,12 +67,7 @@ extension QueryPlanner {
     /// The best composite plan for the query, or nil when no composite index serves it. The best index is
     /// the one whose equality prefix covers the most filters.
     func compositePlan() -> QueryPlan? {
-        let collectionID: String
-        switch query.source {
-        case .collection(let c): collectionID = c.id
-        case .collectionGroup(let id, _): collectionID = id
-        }
-        let indexes = reader.composites.of(collectionID)
+        let indexes = reader.composites.of(query.source.collectionID)
         guard !indexes.isEmpty, filterIsConjunction, let last = order.last, last.field.isDocumentName,
               !order.dropLast().contains(where: \.field.isDocumentName) else { return nil }
         let explicit = Array(order.dropLast())
@@ -123,12 +118,12 @@ extension QueryPlanner {
         let isConsumed = { (f: FieldFilter) in
             consumed.contains { $0.field == f.field && $0.op == f.op && Value.compare($0.value, f.value) == 0 }
         }
-        scan.probes = conjuncts.filter { !isConsumed($0) }.compactMap(Self.lookup).map { ($0.field, $0.key) }
+        scan.probes = conjuncts.filter { !isConsumed($0) }.compactMap(lookup).map { ($0.field, $0.key) }
         if scan.isEmpty { return .empty }
 
         var plan = QueryPlan(scans: [scan], mode: (scan.descending ? Query.Direction.descending : .ascending) == nameDirection ? .stream : .sortRuns)
         plan.exact = query.start == nil && query.end == nil && conjuncts.allSatisfy { f in
-            if isConsumed(f) || Self.lookup(f) != nil { return true }
+            if isConsumed(f) || lookup(f) != nil { return true }
             if f.field.isDocumentName { return Self.nameBoundIsExact(f, in: scan) }
             return f.op.isRange && f.field == component.field
         }

@@ -66,6 +66,8 @@ struct QueryPlanner {
     /// The conjuncts of the filter's top-level `and`.
     let conjuncts: [FieldFilter]
     let planning: QueryPlanning
+    /// The single-field overrides of the queried collection id (nil: every field indexed).
+    let overrides: FieldOverrides?
 
     init(query: Query, reader: ReadContext, planning: QueryPlanning) {
         self.query = query
@@ -73,6 +75,7 @@ struct QueryPlanner {
         self.order = query.normalizedOrder
         self.reader = reader
         self.conjuncts = Self.conjuncts(query.filter)
+        self.overrides = reader.composites.overrides(of: query.source.collectionID)
     }
 
     static func conjuncts(_ filter: Filter?) -> [FieldFilter] {
@@ -93,6 +96,12 @@ struct QueryPlanner {
         var equalField: FieldPath?
     }
 
+    /// The lookup standing for a filter, when the filter's field keeps the entries it needs.
+    func lookup(_ f: FieldFilter) -> Lookup? {
+        if let overrides, !f.field.isDocumentName, !overrides.indexing(of: f.field).serves(f.op) { return nil }
+        return Self.lookup(f)
+    }
+
     static func lookup(_ f: FieldFilter) -> Lookup? {
         if f.field.isDocumentName { return nil }
         switch f.op {
@@ -103,11 +112,12 @@ struct QueryPlanner {
     }
 
     func plan() throws -> QueryPlan {
-        let lookups = conjuncts.compactMap(Self.lookup)
+        let lookups = conjuncts.compactMap(lookup)
         let first = order[0]
         let strategy: QueryPlanning.Strategy = planning.strategy == .adaptive && query.limit == nil ? .collect : planning.strategy
 
         if !first.field.isDocumentName, let composite = compositePlan() { return composite }
+        try requireSingleFieldEntries()
         if first.field.isDocumentName {
             if !lookups.isEmpty {
                 let best = try cheapest(lookups)
@@ -297,7 +307,7 @@ struct QueryPlanner {
         guard let terms = Self.terms(filter, cap: Limits.maxDisjunctions) else { return nil }
         var scans: [IndexScan] = []
         for term in terms {
-            let lookups = term.compactMap(Self.lookup)
+            let lookups = term.compactMap(lookup)
             if let best = lookups.first {
                 scans.append(equalityScan(best, others: lookups))
             } else if let name = term.first(where: { $0.field.isDocumentName && $0.op == .equal }),
@@ -346,6 +356,22 @@ struct QueryPlanner {
         }
     }
 
+    // MARK: overrides
+
+    /// Refuses a query that no composite index serves and that needs single-field entries an override
+    /// removed (a filter's or an ordering's field), as Firestore refuses a query that needs a missing index.
+    func requireSingleFieldEntries() throws(HearthError) {
+        guard let overrides else { return }
+        var needs = order.filter { !$0.field.isDocumentName }.map { ($0.field, FilterOperator.lessThan) }
+        for f in query.filter?.fieldFilters ?? [] where !f.field.isDocumentName { needs.append((f.field, f.op)) }
+        for (field, op) in needs where !overrides.indexing(of: field).serves(op) {
+            let kind = FieldIndexing(values: true, contains: false).serves(op) ? "values" : "array elements"
+            throw .failedPrecondition(
+                "the query needs the index of '\(field)' (its \(kind)) in '\(query.source.collectionID)', which a field "
+                    + "override of the index file exempts; restore that index in the override, or add a composite index that serves the query")
+        }
+    }
+
     // MARK: exactness
 
     /// True when the scan's rows are exactly the query's matches: no cursors, every filter a conjunct the scan
@@ -355,7 +381,7 @@ struct QueryPlanner {
         if !filterIsConjunction { return false }
         var decided = Set<FieldPath>()
         for f in conjuncts {
-            if let l = Self.lookup(f) {
+            if let l = lookup(f) {
                 let inScan = (l.field == scan.field && scan.isSingleKey && scan.lower!.key == l.key)
                     || scan.probes.contains(where: { $0.field == l.field && $0.key == l.key })
                 guard inScan else { return false }

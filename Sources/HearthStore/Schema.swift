@@ -155,6 +155,18 @@ enum Schema {
         DROP INDEX documents_by_parent;
         DROP INDEX documents_by_group;
         """,
+        // The single-field overrides the field index was last built with (`FieldOverride`; the field as its
+        // canonical path), so that a start with changed overrides rebuilds the entries of the collection ids
+        // concerned, and only those.
+        """
+        CREATE TABLE field_overrides (
+            collection_id TEXT NOT NULL,
+            field TEXT NOT NULL,
+            value_entries INTEGER NOT NULL,
+            contains_entries INTEGER NOT NULL,
+            PRIMARY KEY (collection_id, field)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The schema version that created the field index.

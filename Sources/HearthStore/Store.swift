@@ -31,6 +31,9 @@ public final class Store: Sendable {
         /// Composite indexes to keep (besides every single field); opening the store builds the entries of
         /// new ones and drops those of indexes no longer listed.
         public var compositeIndexes: [CompositeIndex] = []
+        /// Single-field overrides (exemptions): opening the store rebuilds the single-field entries of every
+        /// collection id whose overrides changed since the last start.
+        public var fieldOverrides: [FieldOverride] = []
         /// Index entries (single-field and composite) one document may need; Firestore's 40,000. Tests lower it.
         public var maxIndexEntriesPerDocument = Limits.maxIndexEntriesPerDocument
 
@@ -109,8 +112,9 @@ public final class Store: Sendable {
         // limit, 170-230 ms at 512 MiB).
         try writeConnection.execute("PRAGMA journal_size_limit=268435456")
         try Schema.migrate(writeConnection)
-        composites = CompositeIndexes(configuration.compositeIndexes)
+        composites = CompositeIndexes(configuration.compositeIndexes, overrides: configuration.fieldOverrides)
         try Self.reconcile(composites, on: writeConnection, logger: logger)
+        try Self.reconcileOverrides(composites, on: writeConnection, logger: logger)
         let documentCache = DecodedDocumentCache()
         self.documentCache = documentCache
         let state = try WriterState(connection: writeConnection, retention: configuration.changeLogRetention,
@@ -159,12 +163,7 @@ public final class Store: Sendable {
         do {
             for gone in stored.subtracting(wanted) {
                 // Another collection id may still use the same fields: drop only this one's scopes.
-                let s = try connection.prepare("""
-                    DELETE FROM field_index WHERE field = ? AND (scope = ? OR scope LIKE ? ESCAPE '\\' OR scope LIKE ? ESCAPE '\\')
-                    """)
-                let id = Self.likeEscaped(gone[1])
-                s.bind(1, gone[0]); s.bind(2, "g" + gone[1]); s.bind(3, "c%/" + id); s.bind(4, "c" + id)
-                try s.run()
+                try deleteEntries(on: connection, of: gone[1], where: "field = ?", gone[0])
                 let d = try connection.prepare("DELETE FROM composite_indexes WHERE entry_field = ? AND collection_id = ?")
                 d.bind(1, gone[0]); d.bind(2, gone[1])
                 try d.run()
@@ -181,6 +180,67 @@ public final class Store: Sendable {
                 i.bind(1, index.entryField); i.bind(2, index.collectionGroup)
                 try i.run()
                 logger.info("composite index built", metadata: ["index": "\(index)", "documents": "\(count)"])
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Deletes the field-index rows of one collection id's scopes (its group's and each of its collections')
+    /// whose `field` column meets `fieldCondition`, which takes `parameter`.
+    static func deleteEntries(on connection: SQLiteConnection, of collectionID: String, where fieldCondition: String,
+                              _ parameter: String) throws {
+        let s = try connection.prepare("""
+            DELETE FROM field_index WHERE \(fieldCondition) AND (scope = ? OR scope LIKE ? ESCAPE '\\' OR scope LIKE ? ESCAPE '\\')
+            """)
+        let id = likeEscaped(collectionID)
+        s.bind(1, parameter); s.bind(2, "g" + collectionID); s.bind(3, "c%/" + id); s.bind(4, "c" + id)
+        try s.run()
+    }
+
+    /// Brings the single-field entries in line with the overrides: each collection id whose overrides differ
+    /// from those the entries were built with loses its single-field entries (not `__name__`'s, which every
+    /// document keeps, nor the composite indexes') and gets them again for every stored document, in one
+    /// transaction before the store serves anything.
+    static func reconcileOverrides(_ definitions: CompositeIndexes, on connection: SQLiteConnection, logger: Logger) throws {
+        var stored: [String: Set<[String]>] = [:]
+        let rows = try connection.prepare("SELECT collection_id, field, value_entries, contains_entries FROM field_overrides")
+        while try rows.step() {
+            stored[rows.text(0), default: []].insert([rows.text(1), String(rows.int(2)), String(rows.int(3))])
+        }
+        rows.reset()
+        var wanted: [String: Set<[String]>] = [:]
+        for o in definitions.overrides {
+            wanted[o.collectionGroup, default: []].insert([o.field.description, o.indexing.values ? "1" : "0", o.indexing.contains ? "1" : "0"])
+        }
+        let changed = Set(stored.keys).union(wanted.keys).filter { stored[$0] != wanted[$0] }
+        if changed.isEmpty { return }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            for id in changed.sorted() {
+                // Single-field rows: not the composite indexes' (their marker) and not `__name__`'s.
+                try deleteEntries(on: connection, of: id, where: "substr(field, 1, 1) <> ? AND field <> '\(IndexEntry.nameField)'",
+                                  CompositeIndex.marker)
+                let overrides = definitions.overrides(of: id)
+                var count = 0
+                try Schema.forEachStoredDocument(on: connection, collectionID: id) { path, fields in
+                    let entries = try IndexEntry.entries(of: fields, limit: .max, overrides: overrides)
+                    try WriteContext.updateIndex(on: connection, path, removing: [], adding: entries)
+                    count += 1
+                }
+                let d = try connection.prepare("DELETE FROM field_overrides WHERE collection_id = ?")
+                d.bind(1, id)
+                try d.run()
+                for row in wanted[id] ?? [] {
+                    let i = try connection.prepare(
+                        "INSERT INTO field_overrides(collection_id, field, value_entries, contains_entries) VALUES (?, ?, ?, ?)")
+                    i.bind(1, id); i.bind(2, row[0]); i.bind(3, Int64(row[1])!); i.bind(4, Int64(row[2])!)
+                    try i.run()
+                }
+                logger.info("single-field index entries rebuilt for changed field overrides",
+                            metadata: ["collectionGroup": "\(id)", "overrides": "\(wanted[id]?.count ?? 0)", "documents": "\(count)"])
             }
             try connection.execute("COMMIT")
         } catch {

@@ -26,7 +26,7 @@ extension WriteContext {
     /// index added later must not make a stored document impossible to update or delete).
     func entries(of fields: [String: Value], at path: DocumentPath, stored: Bool = false) throws(HearthError) -> Set<IndexEntry> {
         let limit = stored ? Int.max : writer.maxIndexEntries
-        var entries = try IndexEntry.entries(of: fields, limit: limit)
+        var entries = try IndexEntry.entries(of: fields, limit: limit, overrides: writer.composites.overrides(of: path.collectionID))
         let composites = writer.composites.of(path.collectionID)
         if !composites.isEmpty {
             entries.formUnion(IndexEntry.compositeEntries(of: fields, indexes: composites))

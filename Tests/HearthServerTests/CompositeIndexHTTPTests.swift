@@ -11,7 +11,7 @@ import Testing
           "fields": [{"fieldPath": "published", "order": "ASCENDING"}, {"fieldPath": "views", "order": "DESCENDING"}]}]}
         """
     static let query = #"{"from": "posts", "where": [["published", "==", true], ["views", ">=", 5]], "orderBy": [{"field": "views", "direction": "desc"}], "limit": 20}"#
-    static let count = #"{"query": {"from": "posts", "where": [["published", "==", true], ["views", ">=", 5]]}, "aggregations": [{"alias": "n", "count": {}}]}"#
+    static let count = #"{"query": {"from": "posts", "where": [["published", "==", true], ["views", ">=", 5]]}, "aggregations": {"n": {"count": {}}}}"#
 
     static func write(_ text: String) throws -> String {
         let path = TestServer.temporaryDirectory() + "/firestore.indexes.json"
@@ -36,6 +36,7 @@ import Testing
         #expect(result.status == 200, "\(result.text)")
         guard case .array(let docs)? = result.json?["documents"] else { return ([], nil) }
         let count = try await client.post("/v1/aggregate", count)
+        #expect(count.status == 200, "\(count.text)")
         return (docs.compactMap { $0["id"]?.stringValue }, count.json?["result"]?["n"])
     }
 

@@ -62,8 +62,7 @@ public struct CompositeIndex: Sendable, Hashable, CustomStringConvertible {
 
     /// The definitions of an index file: `{"indexes": [{"collectionGroup", "queryScope", "fields":
     /// [{"fieldPath", "order" | "arrayConfig"}]}], "fieldOverrides": [...]}`. Every mistake is named with its
-    /// place in the file. `fieldOverrides` (single-field exemptions) are accepted and not applied: every field
-    /// is indexed.
+    /// place in the file. The `fieldOverrides` are `FieldOverride.parseFile`'s.
     public static func parseFile(_ json: JSON) throws(HearthError) -> [CompositeIndex] {
         guard case .object(let top) = json else { throw .invalidArgument("the index file must be a JSON object with an \"indexes\" array") }
         for (key, _) in top where key != "indexes" && key != "fieldOverrides" {
@@ -126,18 +125,26 @@ public struct CompositeIndex: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The composite indexes in force, by collection id.
+/// The index definitions in force, by collection id: the composite indexes and the single-field overrides.
 public struct CompositeIndexes: Sendable {
     public let all: [CompositeIndex]
     let byCollection: [String: [CompositeIndex]]
+    /// Every single-field override.
+    public let overrides: [FieldOverride]
+    let overridesByCollection: [String: FieldOverrides]
 
-    public init(_ indexes: [CompositeIndex] = []) {
+    public init(_ indexes: [CompositeIndex] = [], overrides: [FieldOverride] = []) {
         all = indexes
         byCollection = Dictionary(grouping: indexes, by: \.collectionGroup)
+        self.overrides = overrides
+        overridesByCollection = Dictionary(grouping: overrides, by: \.collectionGroup).mapValues(FieldOverrides.init)
     }
 
     /// The indexes of a collection id.
     public func of(_ collectionID: String) -> [CompositeIndex] { byCollection[collectionID] ?? [] }
+
+    /// The single-field overrides of a collection id; nil when it has none (every field indexed).
+    public func overrides(of collectionID: String) -> FieldOverrides? { overridesByCollection[collectionID] }
 
     public var isEmpty: Bool { all.isEmpty }
 }

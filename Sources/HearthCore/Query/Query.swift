@@ -10,6 +10,14 @@ public struct Query: Sendable, Equatable {
         case collection(CollectionPath)
         /// The documents of every collection with this id, at any depth, optionally only below a document.
         case collectionGroup(id: String, under: DocumentPath?)
+
+        /// The id of the collection, or of the collections of the group.
+        public var collectionID: String {
+            switch self {
+            case .collection(let c): return c.id
+            case .collectionGroup(let id, _): return id
+            }
+        }
     }
 
     /// A sort direction.
