@@ -34,6 +34,11 @@ public final class Store: Sendable {
         /// Single-field overrides (exemptions): opening the store rebuilds the single-field entries of every
         /// collection id whose overrides changed since the last start.
         public var fieldOverrides: [FieldOverride] = []
+        /// Opens with the composite indexes and overrides the data folder was last served with, instead of
+        /// the two above, and changes no entries: for tools that write to a folder a server serves (`hearth
+        /// fixtures`, `hearth users`), so that their writes keep the entries the server's do and opening never
+        /// rebuilds or drops what the server reads.
+        public var usesServedIndexDefinitions = false
         /// Index entries (single-field and composite) one document may need; Firestore's 40,000. Tests lower it.
         public var maxIndexEntriesPerDocument = Limits.maxIndexEntriesPerDocument
 
@@ -112,9 +117,13 @@ public final class Store: Sendable {
         // limit, 170-230 ms at 512 MiB).
         try writeConnection.execute("PRAGMA journal_size_limit=268435456")
         try Schema.migrate(writeConnection)
-        composites = CompositeIndexes(configuration.compositeIndexes, overrides: configuration.fieldOverrides)
-        try Self.reconcile(composites, on: writeConnection, logger: logger)
-        try Self.reconcileOverrides(composites, on: writeConnection, logger: logger)
+        if configuration.usesServedIndexDefinitions {
+            composites = try Self.servedDefinitions(on: writeConnection)
+        } else {
+            composites = CompositeIndexes(configuration.compositeIndexes, overrides: configuration.fieldOverrides)
+            try Self.reconcile(composites, on: writeConnection, logger: logger)
+            try Self.reconcileOverrides(composites, on: writeConnection, logger: logger)
+        }
         let documentCache = DecodedDocumentCache()
         self.documentCache = documentCache
         let state = try WriterState(connection: writeConnection, retention: configuration.changeLogRetention,
@@ -186,6 +195,32 @@ public final class Store: Sendable {
             try? connection.execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// The composite indexes and overrides the entries were last built with (what `reconcile` and
+    /// `reconcileOverrides` recorded).
+    static func servedDefinitions(on connection: SQLiteConnection) throws -> CompositeIndexes {
+        var indexes: [CompositeIndex] = []
+        let rows = try connection.prepare("SELECT entry_field, collection_id FROM composite_indexes ORDER BY collection_id, entry_field")
+        while try rows.step() {
+            guard let index = CompositeIndex(entryField: rows.text(0), collectionGroup: rows.text(1)) else {
+                throw HearthError.internal("the stored composite index '\(rows.text(0).dropFirst())' of '\(rows.text(1))' cannot be read")
+            }
+            indexes.append(index)
+        }
+        rows.reset()
+        var overrides: [FieldOverride] = []
+        let stored = try connection.prepare(
+            "SELECT collection_id, field, value_entries, contains_entries FROM field_overrides ORDER BY collection_id, field")
+        while try stored.step() {
+            guard let field = try? FieldPath(parsing: stored.text(1)) else {
+                throw HearthError.internal("the stored field override '\(stored.text(1))' of '\(stored.text(0))' cannot be read")
+            }
+            overrides.append(FieldOverride(collectionGroup: stored.text(0), field: field,
+                                           indexing: FieldIndexing(values: stored.int(2) != 0, contains: stored.int(3) != 0)))
+        }
+        stored.reset()
+        return CompositeIndexes(indexes, overrides: overrides)
     }
 
     /// Deletes the field-index rows of one collection id's scopes (its group's and each of its collections')

@@ -65,8 +65,10 @@ struct Fixtures: AsyncParsableCommand {
 
     static func open(_ data: String?) throws -> Database {
         let folder = data ?? ProcessInfo.processInfo.environment["HEARTH_DATA"] ?? "./hearth-data"
-        let store = try Store(configuration: Store.Configuration(dataDirectory: folder),
-                              logger: Logger(label: "hearth.fixtures") { _ in SwiftLogNoOpLogHandler() })
+        var configuration = Store.Configuration(dataDirectory: folder)
+        // The indexes the folder is served with: a load keeps their entries as the server's writes do.
+        configuration.usesServedIndexDefinitions = true
+        let store = try Store(configuration: configuration, logger: Logger(label: "hearth.fixtures") { _ in SwiftLogNoOpLogHandler() })
         return Database(store: store)
     }
 }

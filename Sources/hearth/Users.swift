@@ -23,7 +23,10 @@ struct Users: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: path + "/hearth.sqlite") else {
                 throw ValidationError("no Hearth database in \(path) (start `hearth serve --data \(path)` once, or pass --data)")
             }
-            let store = try Store(configuration: Store.Configuration(dataDirectory: path))
+            var configuration = Store.Configuration(dataDirectory: path)
+            // Opening must not rebuild or drop the index entries of a folder a server may be serving.
+            configuration.usesServedIndexDefinitions = true
+            let store = try Store(configuration: configuration)
             defer { store.close() }
             let auth = AuthService(storage: SQLiteAuthStorage(store: store), hasher: try PasswordHasher())
             return try await body(auth)

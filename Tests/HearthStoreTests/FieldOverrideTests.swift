@@ -143,6 +143,47 @@ import Testing
         #expect(try Self.fields(of: "drafts/c", scope: "gdrafts", in: configuration) == Self.everyField)
     }
 
+    /// A tool opening a served folder (`hearth fixtures load`, `hearth users`) reads the composite indexes and
+    /// overrides the folder was served with, writes the entries the server would, and drops nothing.
+    @Test func aToolOpeningAServedFolderUsesItsIndexDefinitions() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-overrides-" + makeAutoID()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var served = Store.Configuration(dataDirectory: dir)
+        let composites = [
+            CompositeIndex(collectionGroup: "posts", fields: [.init(try FieldPath(parsing: "title"), .ascending),
+                                                              .init(try FieldPath(parsing: "`a,b:c`.`d\\`e`"), .descending)]),
+            CompositeIndex(collectionGroup: "drafts", fields: [.init(try FieldPath(parsing: "tags"), .contains),
+                                                               .init(try FieldPath(parsing: "title"), .ascending)]),
+        ]
+        served.compositeIndexes = composites
+        served.fieldOverrides = try Self.overrides()
+        var store = try Store(configuration: served)
+        try await Self.put("posts/a", Self.post, in: store)
+        store.close()
+
+        var tool = Store.Configuration(dataDirectory: dir)
+        tool.usesServedIndexDefinitions = true
+        store = try Store(configuration: tool)
+        #expect(Set(store.composites.all) == Set(composites))
+        #expect(Set(store.composites.overrides) == Set(served.fieldOverrides))
+        try await Self.put("users/u/posts/b", Self.post, in: store)
+        store.close()
+        #expect(try Self.fields(of: "users/u/posts/b", scope: "cusers/u/posts", in: served) == Self.overridden.sorted())
+        #expect(try Self.fields(of: "posts/a", scope: "gposts", in: served) == Self.overridden.sorted())
+        // (`post` has no `a,b:c` map: no composite entry; one with it gets one.)
+        store = try Store(configuration: tool)
+        try await Self.put("posts/c", #"{"title": "t", "a,b:c": {"d`e": 1}}"#, in: store)
+        store.close()
+        let c = ["__name__", "title", "`a,b:c`", composites[0].fields[1].field.description, composites[0].entryField].sorted()
+        #expect(try Self.fields(of: "posts/c", scope: "gposts", in: served) == c)
+
+        // The server opening again with the same file finds nothing to rebuild.
+        store = try Store(configuration: served)
+        store.close()
+        #expect(try Self.fields(of: "posts/c", scope: "gposts", in: served) == c)
+        #expect(try Self.fields(of: "users/u/posts/b", scope: "gposts", in: served) == Self.overridden.sorted())
+    }
+
     /// A query that needs entries an override removed is refused, naming the field, unless a composite index
     /// serves it; queries on the fields that keep their entries answer as before.
     @Test func queriesNeedingExemptedEntriesAreRefused() async throws {

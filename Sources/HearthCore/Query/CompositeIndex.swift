@@ -55,6 +55,25 @@ public struct CompositeIndex: Sendable, Hashable, CustomStringConvertible {
     /// Marks composite entries in the field index.
     public static let marker = "\u{2}"
 
+    /// The index whose `entryField` this is, for the collection id; nil when the text is not one. Field paths
+    /// are canonical, so a `,` or `:` inside a field name is within backticks, where it does not separate.
+    public init?(entryField: String, collectionGroup: String) {
+        guard entryField.hasPrefix(Self.marker) else { return nil }
+        var parts: [String] = [], current = "", quoted = false, escaped = false
+        for ch in entryField.dropFirst(Self.marker.count) {
+            if escaped { escaped = false } else if quoted && ch == "\\" { escaped = true } else if ch == "`" { quoted.toggle() }
+            if ch == "," && !quoted { parts.append(current); current = "" } else { current.append(ch) }
+        }
+        parts.append(current)
+        var fields: [Component] = []
+        for part in parts {
+            guard let colon = part.lastIndex(of: ":"), let kind = Kind(rawValue: String(part[part.index(after: colon)...])),
+                  let field = try? FieldPath(parsing: String(part[..<colon])) else { return nil }
+            fields.append(Component(field, kind))
+        }
+        self.init(collectionGroup: collectionGroup, fields: fields)
+    }
+
     public var description: String {
         "\(collectionGroup) (" + fields.map { "\($0.field) \($0.kind == .ascending ? "asc" : $0.kind == .descending ? "desc" : "contains")" }
             .joined(separator: ", ") + ")"
