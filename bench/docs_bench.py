@@ -6,7 +6,10 @@ Workloads (16 connections, wrk): create (POST of a ~300-byte document) and get-b
 reported with the Hearth/PocketBase ratio. Both servers and all traffic stay on 127.0.0.1; every run is
 bounded in time and stops by itself.
 
-    python3 bench/docs_bench.py [--duration 10] [--rounds 2] [--connections 16]
+    python3 bench/docs_bench.py [--duration 10] [--rounds 2] [--connections 16] [--indexes FILE]...
+
+Each `--indexes FILE` adds one more Hearth server, started with that index file (e.g. single-field
+overrides from `bench/indexes/`), to the same run; its rows are labelled with the file's name.
 """
 import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -68,10 +71,11 @@ def doc_body(i):
     return {"title": f"A day at the lake, part {i}", "count": i, "published": i % 2 == 0, "body": "lorem ipsu" * 20}
 
 
-def start_hearth(tmp, port, synchronous):
+def start_hearth(tmp, port, synchronous, indexes=None, name="hearth"):
     binary = built()
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_SYNCHRONOUS=synchronous)
-    proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(port), "--log-level", "warning"],
+    extra = ["--indexes", indexes] if indexes else []
+    proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, name), "--port", str(port), "--log-level", "warning"] + extra,
                             env=env, stdout=subprocess.DEVNULL)
     wait_up(f"http://127.0.0.1:{port}/healthz")
     base = f"http://127.0.0.1:{port}"
@@ -131,30 +135,40 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--connections", type=int, default=16)
     ap.add_argument("--synchronous", default="NORMAL", help="Hearth's durability: NORMAL (its default) or FULL")
+    ap.add_argument("--indexes", action="append", default=[], metavar="FILE",
+                    help="also run a Hearth server started with this index file (repeatable)")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="hearth-bench-")
     procs = []
     try:
         h_proc, h_env, h_base = start_hearth(tmp, free_port(), args.synchronous); procs.append(h_proc)
+        servers = [("hearth", h_base, h_env)]
+        for k, file in enumerate(args.indexes):
+            name = "hearth+" + os.path.splitext(os.path.basename(file))[0]
+            proc, env, base = start_hearth(tmp, free_port(), args.synchronous, os.path.abspath(file), f"hearth{k + 1}")
+            procs.append(proc)
+            servers.append((name, base, env))
         print(f"Hearth durability: {args.synchronous}; PocketBase: WAL with synchronous=NORMAL; {args.connections} connections, "
               f"{args.duration} s per run, {args.rounds} rounds, load average {os.getloadavg()[0]:.1f}", flush=True)
         p_proc, p_env, p_base = start_pocketbase(tmp, free_port()); procs.append(p_proc)
         results = {}
+        width = max(len(name) for name, _, _ in servers + [("pocketbase", None, None)])
         for workload in ["create", "get"]:
             for _ in range(args.rounds):
-                for name, base, env in [("hearth", h_base, h_env), ("pocketbase", p_base, p_env)]:
+                for name, base, env in servers + [("pocketbase", p_base, p_env)]:
                     r = wrk(base, env[workload], args.duration, args.connections)
                     results.setdefault((workload, name), []).append(r)
-                    print(f"{workload:7} {name:10} {r['rps']:9.0f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  errors {int(r['non2xx'])}", flush=True)
+                    print(f"{workload:7} {name:{width}} {r['rps']:9.0f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  errors {int(r['non2xx'])}", flush=True)
         print()
-        print("| workload | Hearth req/s | PocketBase req/s | ratio | Hearth p99 ms | PocketBase p99 ms |")
-        print("|---|---|---|---|---|---|")
+        print("| workload | server | req/s | PocketBase req/s | ratio | p99 ms | PocketBase p99 ms |")
+        print("|---|---|---|---|---|---|---|")
         for workload in ["create", "get"]:
-            h = statistics.median(r["rps"] for r in results[(workload, "hearth")])
             p = statistics.median(r["rps"] for r in results[(workload, "pocketbase")])
-            hp99 = statistics.median(r["p99_ms"] for r in results[(workload, "hearth")])
             pp99 = statistics.median(r["p99_ms"] for r in results[(workload, "pocketbase")])
-            print(f"| {workload} | {h:.0f} | {p:.0f} | {h / p:.2f}x | {hp99:.2f} | {pp99:.2f} |")
+            for name, _, _ in servers:
+                h = statistics.median(r["rps"] for r in results[(workload, name)])
+                hp99 = statistics.median(r["p99_ms"] for r in results[(workload, name)])
+                print(f"| {workload} | {name} | {h:.0f} | {p:.0f} | {h / p:.2f}x | {hp99:.2f} | {pp99:.2f} |")
     finally:
         stop(procs)
         shutil.rmtree(tmp, ignore_errors=True)
