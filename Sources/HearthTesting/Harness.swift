@@ -2,7 +2,8 @@ import Foundation
 import HearthCore
 import HearthEngine
 
-/// The test harness for apps built on Hearth: a server started with a rules file and a fixture file, either
+/// The test harness for apps built on Hearth: a server started with a rules file, a fixture file and optionally
+/// an index file, either
 /// in this process (`TestServer`) or as a real `hearth serve` (`ServerProcess`), the fixture's users signed up;
 /// clients acting as the admin, as nobody, or as a signed-in user with claims; `reset()` between tests; rules test files run by the same runner as
 /// `hearth rules test`. See docs/testing.md.
@@ -19,6 +20,8 @@ public final class Harness: @unchecked Sendable {
     public let fixture: FixtureFile
     /// The rules file in force, if any.
     public let rulesFile: String?
+    /// The index file in force (composite indexes, single-field overrides), if any.
+    public let indexesFile: String?
     /// Where the server runs.
     public let backend: Backend
     let dev: Bool
@@ -27,21 +30,25 @@ public final class Harness: @unchecked Sendable {
     var process: ServerProcess?
     var processData: String?
 
-    /// Starts Hearth with a rules file (nil: only the admin passes) and a fixture file (nil: empty), both
-    /// resolved against the working directory; `dev` makes denials name the deciding rule.
-    public static func start(rules: String? = nil, fixtures: String? = nil, backend: Backend = .inProcess,
-                             dev: Bool = true) async throws -> Harness {
+    /// Starts Hearth with a rules file (nil: only the admin passes), a fixture file (nil: empty) and an index
+    /// file (nil: every field indexed, no composite index), resolved against the working directory; `dev` makes
+    /// denials name the deciding rule.
+    public static func start(rules: String? = nil, fixtures: String? = nil, indexes: String? = nil,
+                             backend: Backend = .inProcess, dev: Bool = true) async throws -> Harness {
         let fixture = try fixtures.map { try FixtureFile(path: projectFile($0)) } ?? FixtureFile()
-        return try await start(rules: rules.map { projectFile($0) }, fixture: fixture, backend: backend, dev: dev)
+        return try await start(rules: rules.map { projectFile($0) }, fixture: fixture, indexes: indexes.map { projectFile($0) },
+                               backend: backend, dev: dev)
     }
 
-    /// Starts Hearth with a rules file and a dataset given as a value.
-    public static func start(rules: String? = nil, fixture: FixtureFile, backend: Backend = .inProcess,
-                             dev: Bool = true) async throws -> Harness {
-        if let rules, !FileManager.default.fileExists(atPath: rules) {
-            throw ExpectationFailure("rules file \(rules) not found (working directory \(FileManager.default.currentDirectoryPath))")
+    /// Starts Hearth with a rules file, a dataset given as a value and an index file.
+    public static func start(rules: String? = nil, fixture: FixtureFile, indexes: String? = nil,
+                             backend: Backend = .inProcess, dev: Bool = true) async throws -> Harness {
+        for (kind, file) in [("rules", rules), ("index", indexes)] {
+            if let file, !FileManager.default.fileExists(atPath: file) {
+                throw ExpectationFailure("\(kind) file \(file) not found (working directory \(FileManager.default.currentDirectoryPath))")
+            }
         }
-        let harness = Harness(fixture: fixture, rulesFile: rules, backend: backend, dev: dev)
+        let harness = Harness(fixture: fixture, rulesFile: rules, indexesFile: indexes, backend: backend, dev: dev)
         try await harness.launch()
         return harness
     }
@@ -56,9 +63,10 @@ public final class Harness: @unchecked Sendable {
         return FileManager.default.fileExists(atPath: candidate) ? candidate : path
     }
 
-    init(fixture: FixtureFile, rulesFile: String?, backend: Backend, dev: Bool) {
+    init(fixture: FixtureFile, rulesFile: String?, indexesFile: String?, backend: Backend, dev: Bool) {
         self.fixture = fixture
         self.rulesFile = rulesFile
+        self.indexesFile = indexesFile
         self.backend = backend
         self.dev = dev
     }
@@ -110,9 +118,9 @@ public final class Harness: @unchecked Sendable {
     }
 
     /// Runs a body against a fresh harness, then stops it.
-    public static func with<T>(rules: String? = nil, fixtures: String? = nil, backend: Backend = .inProcess,
-                               _ body: (Harness) async throws -> T) async throws -> T {
-        let harness = try await start(rules: rules, fixtures: fixtures, backend: backend)
+    public static func with<T>(rules: String? = nil, fixtures: String? = nil, indexes: String? = nil,
+                               backend: Backend = .inProcess, _ body: (Harness) async throws -> T) async throws -> T {
+        let harness = try await start(rules: rules, fixtures: fixtures, indexes: indexes, backend: backend)
         do {
             let result = try await body(harness)
             await harness.stop()
@@ -126,9 +134,10 @@ public final class Harness: @unchecked Sendable {
     func launch() async throws {
         switch backend {
         case .inProcess:
-            let (rules, dev) = (rulesFile, dev)
+            let (rules, indexes, dev) = (rulesFile, indexesFile, dev)
             let server = try await TestServer.start { configuration in
                 configuration.rulesFile = rules
+                configuration.indexesFile = indexes
                 configuration.dev = dev
                 configuration.useTestAccounts()
             }
@@ -146,6 +155,7 @@ public final class Harness: @unchecked Sendable {
             try Data(fixture.text.utf8).write(to: URL(fileURLWithPath: fixturePath))
             var arguments = ["--fixtures", fixturePath]
             if let rulesFile { arguments += ["--rules", rulesFile] }
+            if let indexesFile { arguments += ["--indexes", indexesFile] }
             if dev { arguments.append("--dev") }
             // Cheap password hashing: the accounts are test data.
             arguments += ["--argon2-memory", "64", "--argon2-iterations", "1"]

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import HearthEngine
 
-/// One of the four seed apps, as `hearth serve --demo APP` starts it: its rules and fixture files.
+/// One of the four seed apps, as `hearth serve --demo APP` starts it: its rules, fixture and index files.
 struct DemoApp {
     /// The apps `--demo` knows.
     static let names = ["blue-avalanche", "letter", "prolific", "comeover"]
@@ -13,6 +13,8 @@ struct DemoApp {
     let rulesFile: String
     /// `fixtures/<app>.json`, found.
     let fixtureFile: String
+    /// `indexes/<app>.json`, found: the long text fields the app never queries, exempted from indexing.
+    let indexesFile: String
 
     init(_ name: String) throws {
         guard Self.names.contains(name) else {
@@ -21,6 +23,7 @@ struct DemoApp {
         self.name = name
         rulesFile = try Self.locate("rules/\(name).rules")
         fixtureFile = try Self.locate("fixtures/\(name).json")
+        indexesFile = try Self.locate("indexes/\(name).json")
     }
 
     /// A project file, relative to the working directory, else to the source tree this binary was built from
@@ -36,7 +39,7 @@ struct DemoApp {
 
     /// What a new user needs to try the app: the admin key and the demo accounts.
     func banner(adminKey: String, fixture: FixtureFile) -> String {
-        var lines = ["demo app \(name): rules \(rulesFile), data \(fixtureFile) (\(fixture.documents.count) documents)",
+        var lines = ["demo app \(name): rules \(rulesFile), data \(fixtureFile) (\(fixture.documents.count) documents), indexes \(indexesFile)",
                      "admin key: \(adminKey)  (Authorization: Bearer <key> bypasses the rules)",
                      "demo users (uid: email / password; sign in with POST /v1/auth/login):"]
         for user in fixture.users { lines.append("  \(user.uid): \(user.email) / \(user.password)") }

@@ -32,14 +32,14 @@ struct FixtureStartup {
 }
 
 extension Serve {
-    /// Reads `--fixtures`, and for `--demo` points the configuration at the app's rules, a fresh temporary
-    /// data folder and a known admin key.
+    /// Reads `--fixtures`, and for `--demo` points the configuration at the app's rules and index file, a
+    /// fresh temporary data folder and a known admin key.
     func prepareFixtures(_ configuration: inout ServerConfiguration) throws -> FixtureStartup {
         guard let demo else {
             return FixtureStartup(fixture: try fixtures.map(Fixtures.parse))
         }
-        if fixtures != nil || rules != nil || data != nil {
-            throw ValidationError("--demo brings its own rules, fixtures and data folder; drop --rules, --fixtures and --data")
+        if fixtures != nil || rules != nil || data != nil || indexes != nil {
+            throw ValidationError("--demo brings its own rules, fixtures, indexes and data folder; drop --rules, --fixtures, --indexes and --data")
         }
         let app = try DemoApp(demo)
         let fixture = try Fixtures.parse(app.fixtureFile)
@@ -48,6 +48,7 @@ extension Serve {
                                                 attributes: [.posixPermissions: 0o700])
         configuration.dataDirectory = folder
         configuration.rulesFile = app.rulesFile
+        configuration.indexesFile = app.indexesFile
         configuration.dev = true
         let key = configuration.adminKey ?? "hak_demo_" + makeAutoID() + makeAutoID()
         configuration.adminKey = key

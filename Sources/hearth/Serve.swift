@@ -25,7 +25,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel, rules, indexes, dev (true or false), and the account settings below by their names (argon2Memory, accessTokenLifetime…).") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
     @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
-    @Option(help: "Composite index definitions (Firestore's firestore.indexes.json format); new ones are built at start.") var indexes: String?
+    @Option(help: "Composite indexes and single-field overrides (Firestore's firestore.indexes.json format); entries are built or dropped at start.") var indexes: String?
     @OptionGroup(title: "Accounts") var accounts: AuthOptions
     @Option(help: "A fixture file whose documents are stored at start (documents already equal are left alone).") var fixtures: String?
     @Option(help: "Start a seed app (blue-avalanche, letter, prolific, comeover) with its rules and data in a temporary data folder.") var demo: String?

@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func theStoriesOfBlueAvalanche() async throws {
-        try await Harness.with(rules: "rules/blue-avalanche.rules", fixtures: "fixtures/blue-avalanche.json") { hearth in
+        try await Harness.with(rules: "rules/blue-avalanche.rules", fixtures: "fixtures/blue-avalanche.json", indexes: "indexes/blue-avalanche.json") { hearth in
             let anonymous = hearth.client(as: .nobody)
             let signUp = try await anonymous.signedUp("ann@example.com", "ann-password-1")
             let uid = signUp.uid

@@ -9,7 +9,7 @@ import Testing
     static let now = #"{"$serverTimestamp": true}"#
 
     @Test func theStoriesOfComeOver() async throws {
-        try await Harness.with(rules: "rules/comeover.rules", fixtures: "fixtures/comeover.json") { hearth in
+        try await Harness.with(rules: "rules/comeover.rules", fixtures: "fixtures/comeover.json", indexes: "indexes/comeover.json") { hearth in
             let anonymous = hearth.client(as: .nobody)
             // Create an account and its profile; stay logged in across a restart (refresh, then who am I).
             let signUp = try await anonymous.signedUp("rita@example.com", "rita-password-1", displayName: "Rita")

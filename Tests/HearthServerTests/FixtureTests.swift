@@ -175,6 +175,14 @@ import Testing
             let denied = try await nobody.get("/v1/docs/\(path)")
             #expect(denied.status == 403 && denied.errorCode == "permission-denied", "\(app) \(path): \(denied.text)")
         }
+        // The app's index file is in force: a query on a field it exempts is refused.
+        let indexes = try JSON.parse(String(contentsOfFile: Harness.projectFile("indexes/\(app).json"), encoding: .utf8))
+        guard case .array(let overrides)? = indexes["fieldOverrides"], let exempted = overrides.first else {
+            throw ExpectationFailure("indexes/\(app).json has no field override")
+        }
+        let group = try #require(exempted["collectionGroup"]?.stringValue), field = try #require(exempted["fieldPath"]?.stringValue)
+        let refused = try await admin.query(#"{"from": {"collectionGroup": "\#(group)"}, "where": [["\#(field)", "==", "x"]]}"#)
+        #expect(refused.status == 412 && refused.errorCode == "failed-precondition", "\(app): \(refused.text)")
         await admin.close()
         await nobody.close()
     }

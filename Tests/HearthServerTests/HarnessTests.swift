@@ -32,6 +32,9 @@ import Testing
         await #expect(throws: ExpectationFailure.self) {
             try await Harness.start(rules: "rules/no-such-app.rules")
         }
+        await #expect(throws: ExpectationFailure.self) {
+            try await Harness.start(indexes: "indexes/no-such-app.json")
+        }
     }
 
     @Test func theTestingGuideShowsTheExampleThatRuns() throws {
@@ -41,10 +44,14 @@ import Testing
     }
 
     @Test func theProcessBackendServesTheDatasetAndResets() async throws {
-        try await Harness.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json", backend: .process) { hearth in
+        try await Harness.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json", indexes: "indexes/prolific.json",
+                               backend: .process) { hearth in
             #expect(hearth.database == nil)
             var admin = hearth.client()
             try hearth.expectAllowed(try await admin.get("/v1/docs/\(Self.project)"))
+            // The index file reached the child: the story it exempts cannot be queried.
+            let story = try await admin.query(#"{"from": "projects", "where": [["story", "==", ""]]}"#)
+            #expect(story.status == 412 && story.errorCode == "failed-precondition", "\(story.text)")
             try hearth.expectDenied(try await hearth.client(as: .nobody).get("/v1/docs/\(Self.project)"))
             try hearth.expectAllowed(try await admin.delete("/v1/docs/\(Self.project)"))
             #expect(try await admin.get("/v1/docs/\(Self.project)").status == 404)

@@ -9,7 +9,7 @@ import Testing
     static let now = #"{"$serverTimestamp": true}"#
 
     @Test func theStoriesOfLetter() async throws {
-        try await Harness.with(rules: "rules/letter.rules", fixtures: "fixtures/letter.json") { hearth in
+        try await Harness.with(rules: "rules/letter.rules", fixtures: "fixtures/letter.json", indexes: "indexes/letter.json") { hearth in
             let anonymous = hearth.client(as: .nobody)
             let signUp = try await anonymous.signedUp("tess@example.com", "tess-password-1")
             let session = try #require(SignedIn(try await anonymous.refresh(signUp.refreshToken)))

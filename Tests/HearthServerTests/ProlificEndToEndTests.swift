@@ -19,7 +19,7 @@ import Testing
     static let now = #"{"$serverTimestamp": true}"#
 
     @Test func theStoriesOfProlific() async throws {
-        try await Harness.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json") { hearth in
+        try await Harness.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json", indexes: "indexes/prolific.json") { hearth in
             let anonymous = hearth.client(as: .nobody)
             // Registration, then the profile document.
             let signUp = try await anonymous.signedUp("zoe@example.com", "zoe-password-1", displayName: "Zoe")
