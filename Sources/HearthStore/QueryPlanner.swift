@@ -365,7 +365,7 @@ struct QueryPlanner {
         var needs = order.filter { !$0.field.isDocumentName }.map { ($0.field, FilterOperator.lessThan) }
         for f in query.filter?.fieldFilters ?? [] where !f.field.isDocumentName { needs.append((f.field, f.op)) }
         for (field, op) in needs where !overrides.indexing(of: field).serves(op) {
-            let kind = FieldIndexing(values: true, contains: false).serves(op) ? "values" : "array elements"
+            let kind = FieldIndexing.needsElements(op) ? "array elements" : "values"
             throw .failedPrecondition(
                 "the query needs the index of '\(field)' (its \(kind)) in '\(query.source.collectionID)', which a field "
                     + "override of the index file exempts; restore that index in the override, or add a composite index that serves the query")

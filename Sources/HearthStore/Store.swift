@@ -209,18 +209,23 @@ public final class Store: Sendable {
             indexes.append(index)
         }
         rows.reset()
+        return CompositeIndexes(indexes, overrides: try storedOverrides(on: connection))
+    }
+
+    /// The single-field overrides the entries were last built with.
+    static func storedOverrides(on connection: SQLiteConnection) throws -> [FieldOverride] {
         var overrides: [FieldOverride] = []
-        let stored = try connection.prepare(
+        let rows = try connection.prepare(
             "SELECT collection_id, field, value_entries, contains_entries FROM field_overrides ORDER BY collection_id, field")
-        while try stored.step() {
-            guard let field = try? FieldPath(parsing: stored.text(1)) else {
-                throw HearthError.internal("the stored field override '\(stored.text(1))' of '\(stored.text(0))' cannot be read")
+        defer { rows.reset() }
+        while try rows.step() {
+            guard let field = try? FieldPath(parsing: rows.text(1)) else {
+                throw HearthError.internal("the stored field override '\(rows.text(1))' of '\(rows.text(0))' cannot be read")
             }
-            overrides.append(FieldOverride(collectionGroup: stored.text(0), field: field,
-                                           indexing: FieldIndexing(values: stored.int(2) != 0, contains: stored.int(3) != 0)))
+            overrides.append(FieldOverride(collectionGroup: rows.text(0), field: field,
+                                           indexing: FieldIndexing(values: rows.int(2) != 0, contains: rows.int(3) != 0)))
         }
-        stored.reset()
-        return CompositeIndexes(indexes, overrides: overrides)
+        return overrides
     }
 
     /// Deletes the field-index rows of one collection id's scopes (its group's and each of its collections')
@@ -240,16 +245,8 @@ public final class Store: Sendable {
     /// document keeps, nor the composite indexes') and gets them again for every stored document, in one
     /// transaction before the store serves anything.
     static func reconcileOverrides(_ definitions: CompositeIndexes, on connection: SQLiteConnection, logger: Logger) throws {
-        var stored: [String: Set<[String]>] = [:]
-        let rows = try connection.prepare("SELECT collection_id, field, value_entries, contains_entries FROM field_overrides")
-        while try rows.step() {
-            stored[rows.text(0), default: []].insert([rows.text(1), String(rows.int(2)), String(rows.int(3))])
-        }
-        rows.reset()
-        var wanted: [String: Set<[String]>] = [:]
-        for o in definitions.overrides {
-            wanted[o.collectionGroup, default: []].insert([o.field.description, o.indexing.values ? "1" : "0", o.indexing.contains ? "1" : "0"])
-        }
+        let stored = Dictionary(grouping: try storedOverrides(on: connection), by: \.collectionGroup).mapValues(Set.init)
+        let wanted = Dictionary(grouping: definitions.overrides, by: \.collectionGroup).mapValues(Set.init)
         let changed = Set(stored.keys).union(wanted.keys).filter { stored[$0] != wanted[$0] }
         if changed.isEmpty { return }
         try connection.execute("BEGIN IMMEDIATE")
@@ -268,10 +265,11 @@ public final class Store: Sendable {
                 let d = try connection.prepare("DELETE FROM field_overrides WHERE collection_id = ?")
                 d.bind(1, id)
                 try d.run()
-                for row in wanted[id] ?? [] {
+                for o in wanted[id] ?? [] {
                     let i = try connection.prepare(
                         "INSERT INTO field_overrides(collection_id, field, value_entries, contains_entries) VALUES (?, ?, ?, ?)")
-                    i.bind(1, id); i.bind(2, row[0]); i.bind(3, Int64(row[1])!); i.bind(4, Int64(row[2])!)
+                    i.bind(1, id); i.bind(2, o.field.description)
+                    i.bind(3, Int64(o.indexing.values ? 1 : 0)); i.bind(4, Int64(o.indexing.contains ? 1 : 0))
                     try i.run()
                 }
                 logger.info("single-field index entries rebuilt for changed field overrides",

@@ -96,9 +96,10 @@ public struct FieldIndexing: Sendable, Hashable {
     }
 
     /// Whether these entries serve a filter with this operator (ordering needs the values, as `<` does).
-    public func serves(_ op: FilterOperator) -> Bool {
-        op == .arrayContains || op == .arrayContainsAny ? contains : values
-    }
+    public func serves(_ op: FilterOperator) -> Bool { Self.needsElements(op) ? contains : values }
+
+    /// Whether a filter with this operator reads the array elements' entries rather than the values'.
+    public static func needsElements(_ op: FilterOperator) -> Bool { op == .arrayContains || op == .arrayContainsAny }
 
     /// Every field's indexing without an override.
     public static let automatic = FieldIndexing(values: true, contains: true)
