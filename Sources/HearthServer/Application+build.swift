@@ -113,7 +113,7 @@ public func buildApplication(
 
 /// The composite indexes and single-field overrides of an index file; every mistake names the file and its
 /// place in it.
-func loadIndexFile(_ file: String) throws(HearthError) -> ([CompositeIndex], [FieldOverride]) {
+public func loadIndexFile(_ file: String) throws(HearthError) -> ([CompositeIndex], [FieldOverride]) {
     guard let bytes = FileManager.default.contents(atPath: file) else {
         throw .invalidArgument("cannot read the index file \(file)")
     }

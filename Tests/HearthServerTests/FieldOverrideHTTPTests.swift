@@ -62,6 +62,27 @@ import Testing
         await server.stop()
     }
 
+    @Test func theCheckCommandPrintsWhatAFileKeepsOrItsMistake() async throws {
+        let file = try CompositeIndexHTTPTests.write(#"""
+            {"indexes": [{"collectionGroup": "letters", "fields": [{"fieldPath": "mood", "order": "ASCENDING"}, {"fieldPath": "sentAt", "order": "DESCENDING"}]}],
+             "fieldOverrides": [{"collectionGroup": "letters", "fieldPath": "body", "indexes": []},
+                                {"collectionGroup": "letters", "fieldPath": "tags", "indexes": [{"arrayConfig": "CONTAINS"}]}]}
+            """#)
+        let (status, output) = try await HearthCLI.run(["indexes", "check", file])
+        #expect(status == 0)
+        #expect(output == """
+            \(file): OK (1 composite index, 2 field overrides)
+              index letters (mood asc, sentAt desc)
+              override letters, field body and its subfields: not indexed
+              override letters, field tags and its subfields: array elements only (array-contains, no ==, ranges or ordering)
+
+            """, "\(output)")
+        let broken = try CompositeIndexHTTPTests.write(#"{"fieldOverrides": [{"collectionGroup": "letters", "fieldPath": "body", "indexes": [], "ttl": true}]}"#)
+        let (brokenStatus, brokenOutput) = try await HearthCLI.run(["indexes", "check", broken])
+        #expect(brokenStatus != 0)
+        #expect(brokenOutput.contains("index file \(broken): fieldOverrides[0]: TTL policies (\"ttl\": true) are not supported"), "\(brokenOutput)")
+    }
+
     @Test func aBrokenOverrideStopsTheServerFromStarting() async throws {
         let file = try CompositeIndexHTTPTests.write(#"{"fieldOverrides": [{"collectionGroup": "letters", "fieldPath": "body", "indexes": [{"order": "SIDEWAYS"}]}]}"#)
         let (status, output) = try await HearthCLI.run(["serve", "--port", "0", "--data", TestServer.temporaryDirectory(), "--indexes", file])
