@@ -102,15 +102,8 @@ public struct CompositeIndex: Sendable, Hashable, CustomStringConvertible {
         for (key, _) in pairs where !["collectionGroup", "queryScope", "fields", "density"].contains(key) {
             throw .invalidArgument("unknown key '\(key.prefix(64))' in \(place) (expected: collectionGroup, queryScope, fields)")
         }
-        guard let group = json["collectionGroup"]?.stringValue, !group.isEmpty else {
-            throw .invalidArgument("\(place).collectionGroup must be a collection id")
-        }
-        try validateID(group, kind: "\(place).collectionGroup")
-        if let scope = json["queryScope"] {
-            guard let s = scope.stringValue, ["COLLECTION", "COLLECTION_GROUP"].contains(s) else {
-                throw .invalidArgument("\(place).queryScope must be COLLECTION or COLLECTION_GROUP")
-            }
-        }
+        let group = try collectionGroup(json, at: place)
+        try checkQueryScope(json, at: place)
         guard case .array(let rawFields)? = json["fields"] else { throw .invalidArgument("\(place).fields must be an array") }
         guard rawFields.count >= 2 else {
             throw .invalidArgument("\(place) has \(rawFields.count) field(s); a composite index needs at least 2 (every single field is indexed already)")
@@ -126,14 +119,7 @@ public struct CompositeIndex: Sendable, Hashable, CustomStringConvertible {
             let path: FieldPath
             do { path = try FieldPath(parsing: text) } catch { throw .invalidArgument("\(at).fieldPath: \(error.message)") }
             if path.isDocumentName { throw .invalidArgument("\(at): __name__ is ordered implicitly and cannot be a field of the index") }
-            let kind: Kind
-            switch (raw["order"]?.stringValue, raw["arrayConfig"]?.stringValue, raw["order"] != nil, raw["arrayConfig"] != nil) {
-            case ("ASCENDING"?, nil, _, false): kind = .ascending
-            case ("DESCENDING"?, nil, _, false): kind = .descending
-            case (nil, "CONTAINS"?, false, _): kind = .contains
-            default:
-                throw .invalidArgument("\(at) needs exactly one of \"order\": ASCENDING or DESCENDING, or \"arrayConfig\": CONTAINS")
-            }
+            let kind = try Self.kind(raw, at: at)
             if fields.contains(where: { $0.field == path }) { throw .invalidArgument("\(at): '\(path)' appears twice in the index") }
             fields.append(Component(path, kind))
         }
@@ -141,6 +127,37 @@ public struct CompositeIndex: Sendable, Hashable, CustomStringConvertible {
             throw .invalidArgument("\(place) has more than one arrayConfig CONTAINS field; an index may have one")
         }
         return CompositeIndex(collectionGroup: group, fields: fields)
+    }
+
+    // Parts of an index file's entries that indexes and field overrides share.
+
+    /// The entry's `collectionGroup`: a valid collection id.
+    static func collectionGroup(_ json: JSON, at place: String) throws(HearthError) -> String {
+        guard let group = json["collectionGroup"]?.stringValue, !group.isEmpty else {
+            throw .invalidArgument("\(place).collectionGroup must be a collection id")
+        }
+        try validateID(group, kind: "\(place).collectionGroup")
+        return group
+    }
+
+    /// Checks an optional `queryScope`, which Hearth accepts and does not need.
+    static func checkQueryScope(_ json: JSON, at place: String) throws(HearthError) {
+        if let scope = json["queryScope"] {
+            guard let s = scope.stringValue, ["COLLECTION", "COLLECTION_GROUP"].contains(s) else {
+                throw .invalidArgument("\(place).queryScope must be COLLECTION or COLLECTION_GROUP")
+            }
+        }
+    }
+
+    /// How a field is kept: exactly one of `"order": ASCENDING | DESCENDING` or `"arrayConfig": CONTAINS`.
+    static func kind(_ json: JSON, at place: String) throws(HearthError) -> Kind {
+        switch (json["order"]?.stringValue, json["arrayConfig"]?.stringValue, json["order"] != nil, json["arrayConfig"] != nil) {
+        case ("ASCENDING"?, nil, _, false): return .ascending
+        case ("DESCENDING"?, nil, _, false): return .descending
+        case (nil, "CONTAINS"?, false, _): return .contains
+        default:
+            throw .invalidArgument("\(place) needs exactly one of \"order\": ASCENDING or DESCENDING, or \"arrayConfig\": CONTAINS")
+        }
     }
 }
 

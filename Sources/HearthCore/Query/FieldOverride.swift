@@ -43,10 +43,7 @@ public struct FieldOverride: Sendable, Hashable {
         for (key, _) in pairs where !["collectionGroup", "fieldPath", "indexes", "ttl"].contains(key) {
             throw .invalidArgument("unknown key '\(key.prefix(64))' in \(place) (expected: collectionGroup, fieldPath, indexes, ttl)")
         }
-        guard let group = json["collectionGroup"]?.stringValue, !group.isEmpty else {
-            throw .invalidArgument("\(place).collectionGroup must be a collection id")
-        }
-        try validateID(group, kind: "\(place).collectionGroup")
+        let group = try CompositeIndex.collectionGroup(json, at: place)
         guard let text = json["fieldPath"]?.stringValue else { throw .invalidArgument("\(place).fieldPath must be a string") }
         let field: FieldPath
         do { field = try FieldPath(parsing: text) } catch { throw .invalidArgument("\(place).fieldPath: \(error.message)") }
@@ -67,16 +64,10 @@ public struct FieldOverride: Sendable, Hashable {
             for (key, _) in keys where !["order", "arrayConfig", "queryScope"].contains(key) {
                 throw .invalidArgument("unknown key '\(key.prefix(64))' in \(at) (expected: order, arrayConfig, queryScope)")
             }
-            if let scope = entry["queryScope"] {
-                guard let s = scope.stringValue, ["COLLECTION", "COLLECTION_GROUP"].contains(s) else {
-                    throw .invalidArgument("\(at).queryScope must be COLLECTION or COLLECTION_GROUP")
-                }
-            }
-            switch (entry["order"]?.stringValue, entry["arrayConfig"]?.stringValue, entry["order"] != nil, entry["arrayConfig"] != nil) {
-            case ("ASCENDING"?, nil, _, false), ("DESCENDING"?, nil, _, false): indexing.values = true
-            case (nil, "CONTAINS"?, false, _): indexing.contains = true
-            default:
-                throw .invalidArgument("\(at) needs exactly one of \"order\": ASCENDING or DESCENDING, or \"arrayConfig\": CONTAINS")
+            try CompositeIndex.checkQueryScope(entry, at: at)
+            switch try CompositeIndex.kind(entry, at: at) {
+            case .ascending, .descending: indexing.values = true
+            case .contains: indexing.contains = true
             }
         }
         return FieldOverride(collectionGroup: group, field: field, indexing: indexing)
