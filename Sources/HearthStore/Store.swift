@@ -272,7 +272,7 @@ public final class Store: Sendable {
                     i.bind(3, Int64(o.indexing.values ? 1 : 0)); i.bind(4, Int64(o.indexing.contains ? 1 : 0))
                     try i.run()
                 }
-                logger.info("single-field index entries rebuilt for changed field overrides",
+                logger.info("field overrides applied: single-field index entries rebuilt",
                             metadata: ["collectionGroup": "\(id)", "overrides": "\(wanted[id]?.count ?? 0)", "documents": "\(count)"])
             }
             try connection.execute("COMMIT")
