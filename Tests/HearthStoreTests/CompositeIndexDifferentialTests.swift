@@ -29,46 +29,38 @@ struct CompositeIndexDifferentialTests {
 
     @Test(arguments: QueryDifferentialTests.seeds.prefix(4))
     func compositeIndexedEqualsReference(seed: UInt64) async throws {
-        let directory = NSTemporaryDirectory() + "hearth-composite-" + makeAutoID()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        // Half the indexes exist while the data is written; the other half are built when the store reopens.
-        var configuration = Store.Configuration(dataDirectory: directory)
-        configuration.compositeIndexes = Self.indexes.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
-        var store = try Store(configuration: configuration)
         let differential = QueryDifferentialTests()
-        var r = RandomValues(seed: seed)
-        let docs = try await differential.load(&r, into: store)
-        store.close()
-        configuration.compositeIndexes = Self.indexes
-        store = try Store(configuration: configuration)
-        defer { store.close() }
-
-        var composite = 0
-        for round in 0..<600 {
-            var q = round % 3 == 0 ? r.query(over: QueryDifferentialTests.collections[0]) : Self.shaped(&r)
-            differential.mutate(&q, docs: docs, &r)
-            guard (try? q.validate()) != nil else { continue }
-            if try await store.read({ [q] in try Self.usesComposite(q, $0) }) { composite += 1 }
-            if let failure = try await differential.compare(q, docs: docs, store: store) {
-                let small = try await differential.shrink(q, docs: docs, store: store)
-                Issue.record("""
-                    seed \(seed) query \(round): \(failure)
-                    query: \(q.jsonText)
-                    shrunk: \(small.jsonText)
-                    """)
-                return
+        // Half the indexes exist while the data is written; the other half are built when the store reopens.
+        try await differential.withReopenedDataset(seed: seed, writing: {
+            $0.compositeIndexes = Self.indexes.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+        }, reading: { $0.compositeIndexes = Self.indexes }) { store, docs, r in
+            var composite = 0
+            for round in 0..<600 {
+                var q = round % 3 == 0 ? r.query(over: QueryDifferentialTests.collections[0]) : Self.shaped(&r)
+                differential.mutate(&q, docs: docs, &r)
+                guard (try? q.validate()) != nil else { continue }
+                if try await store.read({ [q] in try Self.usesComposite(q, $0) }) { composite += 1 }
+                if let failure = try await differential.compare(q, docs: docs, store: store) {
+                    let small = try await differential.shrink(q, docs: docs, store: store)
+                    Issue.record("""
+                        seed \(seed) query \(round): \(failure)
+                        query: \(q.jsonText)
+                        shrunk: \(small.jsonText)
+                        """)
+                    return
+                }
+                // Counts the index decides alone count composite rows.
+                var counted = q
+                counted.select = nil
+                let aggregate = AggregateQuery(query: counted, aggregations: [.init("n", .count(upTo: nil))])
+                if (try? aggregate.validate()) != nil {
+                    let expected = try? aggregate.compute(over: docs)
+                    let actual = try? await store.read { try $0.runAggregate(aggregate).result }
+                    #expect(expected == actual, "seed \(seed) count \(round): \(counted.jsonText)")
+                }
             }
-            // Counts the index decides alone count composite rows.
-            var counted = q
-            counted.select = nil
-            let aggregate = AggregateQuery(query: counted, aggregations: [.init("n", .count(upTo: nil))])
-            if (try? aggregate.validate()) != nil {
-                let expected = try? aggregate.compute(over: docs)
-                let actual = try? await store.read { try $0.runAggregate(aggregate).result }
-                #expect(expected == actual, "seed \(seed) count \(round): \(counted.jsonText)")
-            }
+            #expect(composite > 150, "only \(composite) queries were planned over a composite index")
         }
-        #expect(composite > 150, "only \(composite) queries were planned over a composite index")
     }
 
     /// A query an index serves: equality (or array-contains) on its leading fields, ordering on the rest.

@@ -248,60 +248,54 @@ import Testing
     /// answers as the reference evaluator does, or is refused and does need an exempted field's entries.
     @Test(arguments: QueryDifferentialTests.seeds.prefix(3))
     func answersEqualTheReferenceOrAreRefusedForAReason(seed: UInt64) async throws {
-        let directory = NSTemporaryDirectory() + "hearth-overrides-" + makeAutoID()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = Store.Configuration(dataDirectory: directory)
-        var store = try Store(configuration: configuration)
         let differential = QueryDifferentialTests()
-        var r = RandomValues(seed: seed)
-        let docs = try await differential.load(&r, into: store)
-        store.close()
-        configuration.compositeIndexes = CompositeIndexDifferentialTests.indexes
-        configuration.fieldOverrides = try FieldOverride.parseFile(JSON.parse(#"""
-            {"fieldOverrides": [
-              {"collectionGroup": "users", "fieldPath": "c", "indexes": []},
-              {"collectionGroup": "users", "fieldPath": "tags", "indexes": [{"order": "ASCENDING"}]},
-              {"collectionGroup": "users", "fieldPath": "m", "indexes": []},
-              {"collectionGroup": "users", "fieldPath": "m.x", "indexes": [{"order": "DESCENDING"}, {"arrayConfig": "CONTAINS"}]}
-            ]}
-            """#))
-        store = try Store(configuration: configuration)
-        defer { store.close() }
-        func needsExempted(_ q: Query) -> Bool {
-            let ordered = q.normalizedOrder.contains { $0.field == FieldPath(uncheckedSegments: ["c"]) }
-            return ordered || (q.filter?.fieldFilters ?? []).contains { f in
-                f.field == FieldPath(uncheckedSegments: ["c"])
-                    || (f.field == FieldPath(uncheckedSegments: ["tags"]) && (f.op == .arrayContains || f.op == .arrayContainsAny))
+        try await differential.withReopenedDataset(seed: seed, reading: {
+            $0.compositeIndexes = CompositeIndexDifferentialTests.indexes
+            $0.fieldOverrides = try FieldOverride.parseFile(JSON.parse(#"""
+                {"fieldOverrides": [
+                  {"collectionGroup": "users", "fieldPath": "c", "indexes": []},
+                  {"collectionGroup": "users", "fieldPath": "tags", "indexes": [{"order": "ASCENDING"}]},
+                  {"collectionGroup": "users", "fieldPath": "m", "indexes": []},
+                  {"collectionGroup": "users", "fieldPath": "m.x", "indexes": [{"order": "DESCENDING"}, {"arrayConfig": "CONTAINS"}]}
+                ]}
+                """#))
+        }) { store, docs, r in
+            func needsExempted(_ q: Query) -> Bool {
+                let ordered = q.normalizedOrder.contains { $0.field == FieldPath(uncheckedSegments: ["c"]) }
+                return ordered || (q.filter?.fieldFilters ?? []).contains { f in
+                    f.field == FieldPath(uncheckedSegments: ["c"])
+                        || (f.field == FieldPath(uncheckedSegments: ["tags"]) && (f.op == .arrayContains || f.op == .arrayContainsAny))
+                }
             }
-        }
 
-        var refused = 0, answered = 0
-        for round in 0..<400 {
-            var q = round % 2 == 0 ? r.query(over: QueryDifferentialTests.collections[0]) : CompositeIndexDifferentialTests.shaped(&r)
-            differential.mutate(&q, docs: docs, &r)
-            if r.chance(0.3) {
-                // An equality or array-contains on an exempted field, which a composite index's scan must check
-                // on the documents rather than look up.
-                let extra = r.chance(0.5) ? FieldFilter(field: FieldPath(uncheckedSegments: ["c"]), op: .equal, value: r.smallValue())
-                    : FieldFilter(field: FieldPath(uncheckedSegments: ["tags"]), op: .arrayContains, value: r.smallValue())
-                q.filter = q.filter.map { .and([$0, .field(extra)]) } ?? .field(extra)
+            var refused = 0, answered = 0
+            for round in 0..<400 {
+                var q = round % 2 == 0 ? r.query(over: QueryDifferentialTests.collections[0]) : CompositeIndexDifferentialTests.shaped(&r)
+                differential.mutate(&q, docs: docs, &r)
+                if r.chance(0.3) {
+                    // An equality or array-contains on an exempted field, which a composite index's scan must check
+                    // on the documents rather than look up.
+                    let extra = r.chance(0.5) ? FieldFilter(field: FieldPath(uncheckedSegments: ["c"]), op: .equal, value: r.smallValue())
+                        : FieldFilter(field: FieldPath(uncheckedSegments: ["tags"]), op: .arrayContains, value: r.smallValue())
+                    q.filter = q.filter.map { .and([$0, .field(extra)]) } ?? .field(extra)
+                }
+                guard (try? q.validate()) != nil else { continue }
+                do {
+                    _ = try await store.read { [q] in try $0.runQuery(q) }
+                } catch let error as HearthError where error.code == .failedPrecondition {
+                    #expect(needsExempted(q), "seed \(seed) query \(round) was refused: \(q.jsonText)")
+                    refused += 1
+                    continue
+                } catch {
+                    // Other errors (a cursor document without the ordered field) must be the reference's too.
+                }
+                if let failure = try await differential.compare(q, docs: docs, store: store) {
+                    Issue.record("seed \(seed) query \(round): \(failure)\nquery: \(q.jsonText)")
+                    return
+                }
+                answered += 1
             }
-            guard (try? q.validate()) != nil else { continue }
-            do {
-                _ = try await store.read { [q] in try $0.runQuery(q) }
-            } catch let error as HearthError where error.code == .failedPrecondition {
-                #expect(needsExempted(q), "seed \(seed) query \(round) was refused: \(q.jsonText)")
-                refused += 1
-                continue
-            } catch {
-                // Other errors (a cursor document without the ordered field) must be the reference's too.
-            }
-            if let failure = try await differential.compare(q, docs: docs, store: store) {
-                Issue.record("seed \(seed) query \(round): \(failure)\nquery: \(q.jsonText)")
-                return
-            }
-            answered += 1
+            #expect(refused > 40 && answered > 150, "refused \(refused), answered \(answered)")
         }
-        #expect(refused > 40 && answered > 150, "refused \(refused), answered \(answered)")
     }
 }

@@ -80,6 +80,26 @@ struct QueryDifferentialTests {
 
     /// Writes a random dataset, then rewrites and deletes some of it (exercising index updates), and returns
     /// what is stored in the end.
+    /// A seeded dataset written through a store opened with `writing`'s configuration, then the store reopened
+    /// with `reading`'s (so that indexes or overrides are built over data already stored), for `body`; the
+    /// folder is removed afterwards.
+    func withReopenedDataset(seed: UInt64, writing: (inout Store.Configuration) throws -> Void = { _ in },
+                             reading: (inout Store.Configuration) throws -> Void,
+                             _ body: (Store, [Document], inout RandomValues) async throws -> Void) async throws {
+        let directory = NSTemporaryDirectory() + "hearth-reopened-" + makeAutoID()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = Store.Configuration(dataDirectory: directory)
+        try writing(&configuration)
+        var store = try Store(configuration: configuration)
+        var r = RandomValues(seed: seed)
+        let docs = try await load(&r, into: store)
+        store.close()
+        try reading(&configuration)
+        store = try Store(configuration: configuration)
+        defer { store.close() }
+        try await body(store, docs, &r)
+    }
+
     func load(_ r: inout RandomValues, into store: Store) async throws -> [Document] {
         var current: [DocumentPath: Document] = [:]
         let ids = ["a", "b", "c", "é", "A", "a b", "zz"] + (0..<60).map { "d\($0)" }
