@@ -23,7 +23,7 @@ extension Database {
         guard let program = try enforcedProgram(for: identity) else { return }
         var request = RulesRequest(method: .get, path: path, auth: RulesAuth(identity), time: .now())
         request.storedResource = document.map { StoredFields(path: $0.path, data: $0.data) }
-        try enforce(program.evaluate(request, lookup: StoreDocumentLookup(store: store)), .get, path.description)
+        try enforce(program.evaluateRead(request, lookup: StoreDocumentLookup(store: store)), .get, path.description)
     }
 
     /// Decides a `list` of one collection, one page of at most `pageSize` documents.

@@ -39,6 +39,12 @@ final class AccessState {
     func remember(_ key: Key, _ document: Document?) {
         if first == nil { first = (key, document) } else { others.append((key, document)) }
     }
+
+    /// Every document read so far, in the order first read.
+    var documents: [(key: Key, document: Document?)] {
+        guard let first else { return [] }
+        return [first] + others
+    }
 }
 
 /// Where evaluation is: the local variables in scope (a function's parameters and `let`s) and the functions
@@ -68,6 +74,11 @@ final class Evaluator {
     private let request: RulesRequest
     /// `request`, made when a rule first reads it.
     private var requestValue: RulesValue?
+    private var lazyRequest: LazyRequest?
+    /// Whether a `get`/`exists` has read a document (or tried to) in this evaluator's own access state.
+    private(set) var readDocuments = false
+    /// Whether a document read for `get`/`exists` failed: the decision then says nothing about the inputs.
+    private(set) var lookupFailed = false
     var expressionsEvaluated = 0
     var callDepth = 0
     var regexBudget = RulesLimits.maxRegexSteps
@@ -81,13 +92,26 @@ final class Evaluator {
     }
 
     /// The value of a variable: a local of `frame`, else a wildcard, else `request` or `resource`.
+    /// Whether the rules read `request.time`, the one input of a decision that is not the request's path,
+    /// caller, method or the documents it reads.
+    var readClock: Bool { lazyRequest?.timeRead ?? false }
+
+    /// The documents `get`/`exists` (and their `After` forms) read, or nil when the evaluator shares a
+    /// batch's access state.
+    var documentsRead: [(key: AccessState.Key, document: Document?)]? {
+        guard sharedAccess == nil else { return nil }
+        return readDocuments ? accessState.documents : []
+    }
+
     func variable(_ name: String, _ frame: Frame) -> RulesValue? {
         for v in frame.variables.reversed() where v.name == name { return v.value }
         for v in bindings.reversed() where v.name == name { return v.value }
         switch name {
         case "request":
             if let requestValue { return requestValue }
-            let value = RulesValue.lazy(LazyRequest(request))
+            let made = LazyRequest(request)
+            let value = RulesValue.lazy(made)
+            lazyRequest = made
             requestValue = value
             return value
         case "resource":
@@ -580,6 +604,7 @@ final class Evaluator {
             throw EvalError("database '\(segments[1])' does not exist")
         }
         let key = AccessState.Key(after: after, segments: segments[prefix.count...])
+        readDocuments = true
         if let cached = accessState.cached(key) { return cached }
         let docSegments = Array(key.segments)
         for s in docSegments {
@@ -594,6 +619,7 @@ final class Evaluator {
         do {
             doc = after ? try lookup.getAfter(docPath) : try lookup.get(docPath)
         } catch {
+            lookupFailed = true
             throw EvalError("could not read \(docPath)")
         }
         accessState.remember(key, doc)

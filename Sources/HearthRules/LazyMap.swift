@@ -129,15 +129,21 @@ final class LazyAuth: LazyMap {
 }
 
 /// `request`: `method`, `time`, `auth`, `resource`, `path`, and `query` for a `list`.
-final class LazyRequest: LazyMap {
+/// Read by the one evaluator that made it, on its thread; `timeRead` is that evaluator's record.
+final class LazyRequest: LazyMap, @unchecked Sendable {
     let request: RulesRequest
+    /// Whether `time` was read (also by materializing the whole map): a decision that read the clock holds
+    /// only for its own request.
+    private(set) var timeRead = false
 
     init(_ request: RulesRequest) { self.request = request }
 
     subscript(key: String) -> RulesValue? {
         switch key {
         case "method": return .string(request.method.rawValue)
-        case "time": return .timestamp(RulesTime(request.time))
+        case "time":
+            timeRead = true
+            return .timestamp(RulesTime(request.time))
         case "auth": return request.auth.map { .lazy(LazyAuth($0)) } ?? .null
         case "resource": return request.requestResource.map { .lazy(LazyResource($0)) } ?? .null
         case "path": return .path(path)

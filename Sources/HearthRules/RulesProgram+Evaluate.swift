@@ -23,12 +23,18 @@ extension RulesProgram {
     }
 
     private func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, access: AccessState?) -> RulesDecision {
+        var made: Evaluator?
+        return evaluate(request, lookup: lookup, access: access, made: &made)
+    }
+
+    /// Decides one request, leaving in `made` the evaluator of its conditions (nil when none was evaluated),
+    /// for the caller to learn what the decision read.
+    func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, access: AccessState?,
+                  made: inout Evaluator?) -> RulesDecision {
         let elements = Self.pathElements(for: request)
         var budget = RulesLimits.maxMatchBindings
         var bindings: [(name: String, value: RulesValue)] = []
         bindings.reserveCapacity(4)
-        // Made when a candidate has a condition to evaluate.
-        var made: Evaluator?
         var lastDenial = RulesDenial.noRuleMatched
 
         guard request.method == .list else {

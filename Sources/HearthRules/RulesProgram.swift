@@ -81,6 +81,8 @@ public final class RulesProgram: Sendable {
     let functions: [Function]
     let file: RulesFile
     let source: SourceText
+    /// Decisions of reads, reused while nothing they depend on changes (`evaluateRead`).
+    let readDecisions = ReadDecisions()
 
     private init(version: Int, roots: [Match], functions: [Function], file: RulesFile, source: SourceText) {
         self.version = version

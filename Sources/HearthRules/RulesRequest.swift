@@ -6,7 +6,7 @@ public enum RulesMethod: String, Sendable, CaseIterable {
 }
 
 /// The signed-in caller as rules see it in `request.auth`.
-public struct RulesAuth: Sendable, Equatable {
+public struct RulesAuth: Sendable, Hashable {
     /// The user's id, `request.auth.uid`.
     public var uid: String
     /// The token claims, `request.auth.token`.

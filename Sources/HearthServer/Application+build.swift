@@ -75,6 +75,9 @@ public func buildApplication(
         metrics.databaseSize.set(Double(store.sizeOnDisk()))
         metrics.listenConnections.set(Double(feed.openConnections))
         metrics.reportScanned(store.statistics.documentsScanned)
+        let decisions = database.rules.program?.readDecisionStatistics
+        metrics.readDecisionsHeld.set(Double(decisions?.held ?? 0))
+        metrics.readDecisionsReused.set(Double(decisions?.reused ?? 0))
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))

@@ -12,6 +12,8 @@ public final class ServerMetrics: Sendable {
     let inlineReads: Counter
     let inlineQueries: Counter
     let inlineWrites: Counter
+    let readDecisionsHeld: Gauge
+    let readDecisionsReused: Gauge
     static let buckets: [Duration] = [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -37,6 +39,12 @@ public final class ServerMetrics: Sendable {
         inlineWrites = registry.makeCounter(
             descriptor: MetricNameDescriptor(metricName: "hearth_inline_writes", unitName: "total",
                                              helpText: "Single-document writes answered from the connection's event loop, ahead of the router"))
+        readDecisionsHeld = registry.makeGauge(
+            descriptor: MetricNameDescriptor(metricName: "hearth_rules_read_decisions_held",
+                                             helpText: "Rules decisions of document reads kept for reuse by the rules in force"))
+        readDecisionsReused = registry.makeGauge(
+            descriptor: MetricNameDescriptor(metricName: "hearth_rules_read_decisions_reused",
+                                             helpText: "Document reads decided by a kept decision since the rules in force were loaded"))
     }
 
     private nonisolated(unsafe) var scannedReported = 0

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthEngine
 import HearthTesting
 import HTTPTypes
 import Testing
@@ -135,6 +136,73 @@ import Testing
                 let guest = try await client.post("/v1/docs/notes", "{}", as: .nobody)
                 #expect(guest.status == (!open ? 201 : 403), "round \(round) after the commit: \(guest.text)")
             }
+        }
+    }
+
+    /// Reads decided again by a kept decision (the same caller reading the same unchanged document) follow
+    /// every change of what the rules read, on the next request: the document read, a document the rules
+    /// `get()`, and who the caller is.
+    @Test func keptReadDecisionsFollowEveryChange() async throws {
+        let file = try Self.writeRules("""
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                function open() { return get(/databases/$(database)/documents/settings/app).data.open == true; }
+                match /notes/{id} {
+                  allow get: if open() && (resource.data.shared == true || resource.data.owner == request.auth.uid);
+                }
+              }
+            }
+            """)
+        let hearth = try await Harness.start(rules: file, fixture: FixtureFile())
+        do {
+            let admin = hearth.client()
+            let guest = hearth.client(as: .nobody)
+            let alice = try await hearth.user("alice").client
+            let bob = try await hearth.user("bob").client
+            func write(_ path: String, _ json: String) async throws {
+                #expect(try await admin.put("/v1/docs/\(path)", json).status == 200)
+            }
+            // Alice, Bob and a guest read notes a and b.
+            func reads() async throws -> [Int] {
+                var out: [Int] = []
+                for client in [alice, bob, guest] {
+                    for note in ["a", "b"] { out.append(try await client.get("/v1/docs/notes/\(note)").status) }
+                }
+                return out
+            }
+            func reused() async throws -> Double {
+                let text = try await admin.get("/metrics").text
+                let line = text.split(separator: "\n").first { $0.hasPrefix("hearth_rules_read_decisions_reused ") }
+                return line.flatMap { Double($0.split(separator: " ")[1]) } ?? -1
+            }
+            try await write("settings/app", #"{"open": true}"#)
+            try await write("notes/a", #"{"owner": "alice", "shared": false}"#)
+            try await write("notes/b", #"{"owner": "bob", "shared": true}"#)
+            for _ in 0..<3 { #expect(try await reads() == [200, 200, 403, 200, 403, 200]) }
+            // Six distinct caller and note pairs decided once each, then twice again from what was kept.
+            #expect(try await reused() == 12)
+
+            // The document read changes.
+            try await write("notes/a", #"{"owner": "alice", "shared": true}"#)
+            for _ in 0..<2 { #expect(try await reads() == [200, 200, 200, 200, 200, 200]) }
+            try await write("notes/b", #"{"owner": "carol", "shared": false}"#)
+            for _ in 0..<2 { #expect(try await reads() == [200, 403, 200, 403, 200, 403]) }
+            // The document the rules `get()` changes, then goes, then comes back.
+            try await write("settings/app", #"{"open": false}"#)
+            #expect(try await reads() == [403, 403, 403, 403, 403, 403])
+            #expect(try await admin.delete("/v1/docs/settings/app").status == 204)
+            #expect(try await reads() == [403, 403, 403, 403, 403, 403])
+            try await write("settings/app", #"{"open": true}"#)
+            #expect(try await reads() == [200, 403, 200, 403, 200, 403])
+            // The document read goes.
+            #expect(try await admin.delete("/v1/docs/notes/a").status == 204)
+            #expect(try await reads() == [403, 403, 403, 403, 403, 403])
+            #expect(try await reused() > 12)
+            await hearth.stop()
+        } catch {
+            await hearth.stop()
+            throw error
         }
     }
 
