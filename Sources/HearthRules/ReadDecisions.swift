@@ -17,9 +17,23 @@ import HearthCore
 /// Bounded in entries and in bytes held; when either is reached, it starts over. Documents stored larger
 /// than `maxResourceBytes` are decided each time.
 final class ReadDecisions: @unchecked Sendable {
+    /// Whose read of which document a decision is for. Entries are found by the key's hash and then compared
+    /// whole, so that finding one compares two integers instead of two paths.
     struct Key: Hashable {
         let path: DocumentPath
         let auth: RulesAuth?
+
+        /// FNV-1a over the path's bytes (cheaper than `Hasher` for a few short segments), mixed with the
+        /// caller's hash. Equal fingerprints of different keys only cost a decision: the key is compared whole.
+        var fingerprint: UInt64 {
+            var h: UInt64 = 14_695_981_039_346_656_037
+            for segment in path.segments {
+                for byte in segment.utf8 { h = (h ^ UInt64(byte)) &* 1_099_511_628_211 }
+                h = (h ^ 0x2F) &* 1_099_511_628_211
+            }
+            if let auth { h ^= UInt64(bitPattern: Int64(auth.hashValue)) }
+            return h
+        }
     }
 
     /// A document the decision read, and what it found.
@@ -31,12 +45,14 @@ final class ReadDecisions: @unchecked Sendable {
 
     /// A kept decision (a class: finding one retains one object).
     final class Entry: Sendable {
+        let key: Key
         /// The stored bytes of `resource`, nil when the document did not exist.
         let resource: [UInt8]?
         let reads: [Read]
         let decision: RulesDecision
 
-        init(resource: [UInt8]?, reads: [Read], decision: RulesDecision) {
+        init(key: Key, resource: [UInt8]?, reads: [Read], decision: RulesDecision) {
+            self.key = key
             self.resource = resource
             self.reads = reads
             self.decision = decision
@@ -47,7 +63,7 @@ final class ReadDecisions: @unchecked Sendable {
     /// mostly take different locks.
     private final class Stripe: @unchecked Sendable {
         let lock = NSLock()
-        var entries: [Key: Entry] = [:]
+        var entries: [UInt64: Entry] = [:]
         var bytes = 0
         /// Entries found, and found no longer valid: the difference is the requests decided by a kept decision.
         var found = 0
@@ -68,44 +84,42 @@ final class ReadDecisions: @unchecked Sendable {
         self.capacity = capacity
         self.maxBytes = maxBytes
         self.maxResourceBytes = maxResourceBytes
+        precondition(stripes > 0 && stripes & (stripes - 1) == 0, "a power of two")
         self.stripes = (0..<stripes).map { _ in Stripe() }
     }
 
-    /// The stripe of a key, from its document id's bytes (cheaper than the key's full hash).
-    private func stripe(_ key: Key) -> Stripe {
-        var h: UInt32 = 2_166_136_261
-        for b in key.path.id.utf8 { h = (h ^ UInt32(b)) &* 16_777_619 }
-        return stripes[Int(h % UInt32(stripes.count))]
+    private func stripe(_ fingerprint: UInt64) -> Stripe {
+        stripes[Int(truncatingIfNeeded: fingerprint >> 32) & (stripes.count - 1)]
     }
 
     /// The decision kept for `key`, counted as reused unless the caller reports it `stale`.
-    func entry(_ key: Key) -> Entry? {
-        let stripe = stripe(key)
+    func entry(_ key: Key, fingerprint: UInt64) -> Entry? {
+        let stripe = stripe(fingerprint)
         stripe.lock.lock()
         defer { stripe.lock.unlock() }
-        guard let entry = stripe.entries[key] else { return nil }
+        guard let entry = stripe.entries[fingerprint], entry.key == key else { return nil }
         stripe.found += 1
         return entry
     }
 
-    func keep(_ entry: Entry, for key: Key) {
+    func keep(_ entry: Entry, fingerprint: UInt64) {
         // Roughly what an entry holds besides the stored bytes it shares with the document read.
         let size = 128 + (entry.resource?.count ?? 0) + 64 * entry.reads.count
-        let stripe = stripe(key)
+        let stripe = stripe(fingerprint)
         stripe.lock.lock()
         defer { stripe.lock.unlock() }
         if stripe.entries.count >= capacity / stripes.count || stripe.bytes + size > maxBytes / stripes.count {
             stripe.entries.removeAll(keepingCapacity: true)
             stripe.bytes = 0
         }
-        stripe.entries[key] = entry
+        stripe.entries[fingerprint] = entry
         stripe.bytes += size
         stripe.kept += 1
     }
 
     /// Reports that the entry found for `key` no longer holds.
-    func stale(_ key: Key) {
-        let stripe = stripe(key)
+    func stale(_ fingerprint: UInt64) {
+        let stripe = stripe(fingerprint)
         stripe.lock.lock()
         stripe.stale += 1
         stripe.lock.unlock()
@@ -161,12 +175,13 @@ extension RulesProgram {
               (request.storedResource?.data.count ?? 0) <= readDecisions.maxResourceBytes
         else { return evaluate(request, lookup: lookup) }
         let key = ReadDecisions.Key(path: request.path, auth: request.auth)
+        let fingerprint = key.fingerprint
         let resource = request.storedResource?.data
-        if let entry = readDecisions.entry(key) {
+        if let entry = readDecisions.entry(key, fingerprint: fingerprint) {
             if ReadDecisions.same(entry.resource, resource), entry.reads.allSatisfy({ Self.unchanged($0, lookup) }) {
                 return entry.decision
             }
-            readDecisions.stale(key)
+            readDecisions.stale(fingerprint)
         }
         var made: Evaluator?
         let decision = evaluate(request, lookup: lookup, access: nil, made: &made)
@@ -176,9 +191,9 @@ extension RulesProgram {
                 ReadDecisions.Read(path: DocumentPath(uncheckedSegments: Array($0.key.segments)), after: $0.key.after,
                                    document: $0.document)
             }
-            readDecisions.keep(.init(resource: resource, reads: reads, decision: decision), for: key)
+            readDecisions.keep(.init(key: key, resource: resource, reads: reads, decision: decision), fingerprint: fingerprint)
         } else {
-            readDecisions.keep(.init(resource: resource, reads: [], decision: decision), for: key)
+            readDecisions.keep(.init(key: key, resource: resource, reads: [], decision: decision), fingerprint: fingerprint)
         }
         return decision
     }

@@ -167,3 +167,25 @@ func benchServerThreads(_ name: String, ownPrograms: Bool, iterations: Int) {
 }
 benchServerThreads("rules_bench.py's rule, two threads, one program", ownPrograms: false, iterations: 200_000)
 benchServerThreads("rules_bench.py's rule, two threads, a program each", ownPrograms: true, iterations: 200_000)
+
+// Reads decided by a kept decision (`evaluateRead`): the caller reads documents it has read before, none of
+// them changed, so each read is one lookup of the kept decision, a comparison of the stored bytes and one
+// lookup of the settings document. Over one document, and over 30,000 read in random order as
+// rules_bench.py reads them (a decision each, so the kept decisions do not all fit in the CPU's caches).
+func benchKept(_ name: String, documents: Int, iterations: Int) {
+    let paths = (0..<documents).map { try! DocumentPath("bench/b" + String(repeating: "0", count: 14 - String($0).count) + String($0)) }
+    for path in paths { precondition(serverProgram.evaluateRead(serverGet(path), lookup: settingsLookup) == .allow) }
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    let order = (0..<iterations).map { _ in
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Int((state >> 33) % UInt64(documents))
+    }
+    let start = now()
+    var allowed = 0
+    for i in order where serverProgram.evaluateRead(serverGet(paths[i]), lookup: settingsLookup) == .allow { allowed += 1 }
+    let elapsed = now() - start
+    precondition(allowed == iterations)
+    print("\(name): \(fmt(elapsed / Double(iterations) * 1e6)) µs per read (\(iterations) runs)")
+}
+benchKept("rules_bench.py's rule, kept decision, one document", documents: 1, iterations: 200_000)
+benchKept("rules_bench.py's rule, kept decisions, 30,000 documents", documents: 30_000, iterations: 200_000)
