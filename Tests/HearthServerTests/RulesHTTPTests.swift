@@ -104,21 +104,28 @@ import Testing
         }
     }
 
+    /// Rules for `/notes/{id}` with the given `allow` statements, where `open()` reads `settings/app` with `get()`.
+    static func notesRules(_ allows: String) -> String {
+        """
+        rules_version = '2';
+        service cloud.firestore {
+          match /databases/{database}/documents {
+            function open() { return get(/databases/$(database)/documents/settings/app).data.open == true; }
+            match /notes/{id} {
+              \(allows)
+            }
+          }
+        }
+        """
+    }
+
     /// A document that rules read with `get()` on every request decides each request by its latest
     /// committed state, on reads (answered on the event loop) and on writes, however often it changes.
     @Test func rulesSeeEachChangeOfTheDocumentsTheyGet() async throws {
-        let file = try Self.writeRules("""
-            rules_version = '2';
-            service cloud.firestore {
-              match /databases/{database}/documents {
-                function open() { return get(/databases/$(database)/documents/settings/app).data.open == true; }
-                match /notes/{id} {
-                  allow get: if open() && resource.data.shown == true;
-                  allow create: if open();
-                }
-              }
-            }
-            """)
+        let file = try Self.writeRules(Self.notesRules("""
+            allow get: if open() && resource.data.shown == true;
+            allow create: if open();
+            """))
         try await TestServer.with(configure: { $0.rulesFile = file }) { _, client in
             #expect(try await client.put("/v1/docs/notes/n", #"{"shown": true}"#).status == 200)
             for round in 0..<20 {
@@ -143,17 +150,8 @@ import Testing
     /// every change of what the rules read, on the next request: the document read, a document the rules
     /// `get()`, and who the caller is.
     @Test func keptReadDecisionsFollowEveryChange() async throws {
-        let file = try Self.writeRules("""
-            rules_version = '2';
-            service cloud.firestore {
-              match /databases/{database}/documents {
-                function open() { return get(/databases/$(database)/documents/settings/app).data.open == true; }
-                match /notes/{id} {
-                  allow get: if open() && (resource.data.shared == true || resource.data.owner == request.auth.uid);
-                }
-              }
-            }
-            """)
+        let file = try Self.writeRules(Self.notesRules(
+            "allow get: if open() && (resource.data.shared == true || resource.data.owner == request.auth.uid);"))
         let hearth = try await Harness.start(rules: file, fixture: FixtureFile())
         do {
             let admin = hearth.client()
