@@ -91,7 +91,6 @@ final class Evaluator {
         self.sharedAccess = access
     }
 
-    /// The value of a variable: a local of `frame`, else a wildcard, else `request` or `resource`.
     /// Whether the rules read `request.time`, the one input of a decision that is not the request's path,
     /// caller, method or the documents it reads.
     var readClock: Bool { lazyRequest?.timeRead ?? false }
@@ -103,6 +102,7 @@ final class Evaluator {
         return readDocuments ? accessState.documents : []
     }
 
+    /// The value of a variable: a local of `frame`, else a wildcard, else `request` or `resource`.
     func variable(_ name: String, _ frame: Frame) -> RulesValue? {
         for v in frame.variables.reversed() where v.name == name { return v.value }
         for v in bindings.reversed() where v.name == name { return v.value }

@@ -19,7 +19,7 @@ import HearthCore
 final class ReadDecisions: @unchecked Sendable {
     /// Whose read of which document a decision is for. Entries are found by the key's hash and then compared
     /// whole, so that finding one compares two integers instead of two paths.
-    struct Key: Hashable {
+    struct Key: Equatable {
         let path: DocumentPath
         let auth: RulesAuth?
 
@@ -57,6 +57,9 @@ final class ReadDecisions: @unchecked Sendable {
             self.reads = reads
             self.decision = decision
         }
+
+        /// Roughly what the entry holds: the stored bytes of the document read, and its own parts.
+        var size: Int { 128 + (resource?.count ?? 0) + 64 * reads.count }
     }
 
     /// One part of the decisions, with its own lock: the network threads deciding reads at the same time
@@ -103,11 +106,11 @@ final class ReadDecisions: @unchecked Sendable {
     }
 
     func keep(_ entry: Entry, fingerprint: UInt64) {
-        // Roughly what an entry holds besides the stored bytes it shares with the document read.
-        let size = 128 + (entry.resource?.count ?? 0) + 64 * entry.reads.count
+        let size = entry.size
         let stripe = stripe(fingerprint)
         stripe.lock.lock()
         defer { stripe.lock.unlock() }
+        if let replaced = stripe.entries.removeValue(forKey: fingerprint) { stripe.bytes -= replaced.size }
         if stripe.entries.count >= capacity / stripes.count || stripe.bytes + size > maxBytes / stripes.count {
             stripe.entries.removeAll(keepingCapacity: true)
             stripe.bytes = 0

@@ -1,5 +1,5 @@
 import HearthCore
-import HearthRules
+@testable import HearthRules
 import Testing
 
 /// Reads decided again from a kept decision (`evaluateRead`) decide exactly as a fresh evaluation does: a kept
@@ -162,6 +162,36 @@ import Testing
         // Both outcomes, and enough reuse to have tested it.
         #expect(allowed > 800 && denied > 800)
         #expect(statistics.reused > 1_000)
+    }
+}
+
+/// The kept decisions stay within their bounds, and replacing a decision frees what the old one held.
+@Suite struct ReadDecisionBoundsTests {
+    static func entry(_ key: ReadDecisions.Key, bytes: Int) -> ReadDecisions.Entry {
+        .init(key: key, resource: [UInt8](repeating: 7, count: bytes), reads: [], decision: .allow)
+    }
+
+    @Test func replacingADecisionDoesNotCountItTwice() {
+        let decisions = ReadDecisions(capacity: 64, maxBytes: 16 * 1_200, maxResourceBytes: 1_000, stripes: 1)
+        let key = ReadDecisions.Key(path: docPath("posts/p1"), auth: nil)
+        let other = ReadDecisions.Key(path: docPath("posts/p2"), auth: nil)
+        decisions.keep(Self.entry(other, bytes: 1_000), fingerprint: other.fingerprint)
+        // Each entry holds about 1,128 bytes against a budget of 19,200: replacing one 100 times must not
+        // fill it, or the stripe would start over and lose the other decision.
+        for _ in 0..<100 { decisions.keep(Self.entry(key, bytes: 1_000), fingerprint: key.fingerprint) }
+        #expect(decisions.entry(key, fingerprint: key.fingerprint) != nil)
+        #expect(decisions.entry(other, fingerprint: other.fingerprint) != nil)
+        #expect(decisions.statistics == .init(held: 2, kept: 101, reused: 2))
+    }
+
+    @Test func aFullStripeStartsOver() {
+        let decisions = ReadDecisions(capacity: 8, maxBytes: 1 << 20, maxResourceBytes: 1_000, stripes: 1)
+        let keys = (0..<20).map { ReadDecisions.Key(path: docPath("posts/p\($0)"), auth: nil) }
+        for key in keys { decisions.keep(Self.entry(key, bytes: 10), fingerprint: key.fingerprint) }
+        #expect(decisions.statistics.held <= 8)
+        #expect(decisions.entry(keys[19], fingerprint: keys[19].fingerprint) != nil)
+        // A fingerprint that belongs to another key finds nothing.
+        #expect(decisions.entry(keys[0], fingerprint: keys[19].fingerprint) == nil)
     }
 }
 
