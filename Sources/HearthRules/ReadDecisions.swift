@@ -140,6 +140,15 @@ final class ReadDecisions: @unchecked Sendable {
         return out
     }
 
+    /// Whether two documents are equal: their times first, then their fields, which a cache of decoded
+    /// documents usually hands out as the very same storage (equal without comparing a field).
+    static func same(_ a: Document?, _ b: Document?) -> Bool {
+        guard let a, let b else { return a == nil && b == nil }
+        guard a.updateTime == b.updateTime, a.createTime == b.createTime, a.path == b.path else { return false }
+        let shared = withUnsafeBytes(of: a.fields) { x in withUnsafeBytes(of: b.fields) { y in x.elementsEqual(y) } }
+        return shared || a.fields == b.fields
+    }
+
     /// Whether two stored documents are the same bytes.
     static func same(_ a: [UInt8]?, _ b: [UInt8]?) -> Bool {
         guard let a, let b else { return a == nil && b == nil }
@@ -205,7 +214,7 @@ extension RulesProgram {
     private static func unchanged(_ read: ReadDecisions.Read, _ lookup: any RulesDocumentLookup) -> Bool {
         do {
             let now = read.after ? try lookup.getAfter(read.path) : try lookup.get(read.path)
-            return now == read.document
+            return ReadDecisions.same(now, read.document)
         } catch {
             return false
         }
