@@ -118,6 +118,24 @@ public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     public static func < (a: DocumentPath, b: DocumentPath) -> Bool { a.compare(b) < 0 }
+
+    /// Equal when every segment is the same UTF-8 bytes, as the store keys documents (see `sameUTF8`).
+    public static func == (a: DocumentPath, b: DocumentPath) -> Bool { sameSegments(a.segments, b.segments) }
+
+    public func hash(into hasher: inout Hasher) { hashSegments(segments, into: &hasher) }
+}
+
+/// Whether two paths' segments are the same UTF-8 bytes, one by one.
+func sameSegments(_ a: [String], _ b: [String]) -> Bool {
+    guard a.count == b.count else { return false }
+    for (x, y) in zip(a, b) where !sameUTF8(x, y) { return false }
+    return true
+}
+
+/// Hashes a path's segments by their UTF-8 bytes, agreeing with `sameSegments`.
+func hashSegments(_ segments: [String], into hasher: inout Hasher) {
+    hasher.combine(segments.count)
+    for s in segments { hashUTF8(s, into: &hasher) }
 }
 
 /// The path of a collection: an odd number of segments (`users`, `users/alice/posts`).
@@ -173,4 +191,11 @@ public func makeAutoID() -> String {
         }
         return 20
     }
+}
+
+extension CollectionPath {
+    /// Equal when every segment is the same UTF-8 bytes (see `sameUTF8`).
+    public static func == (a: CollectionPath, b: CollectionPath) -> Bool { sameSegments(a.segments, b.segments) }
+
+    public func hash(into hasher: inout Hasher) { hashSegments(segments, into: &hasher) }
 }

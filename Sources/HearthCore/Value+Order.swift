@@ -67,6 +67,23 @@ public func compareUTF8(_ a: String, _ b: String) -> Int {
     return a.withUTF8 { x in b.withUTF8 { y in compareBuffers(x, y) } }
 }
 
+/// True when two strings are the same UTF-8 bytes. Swift's `==` also equates canonically equivalent
+/// strings (`é` as one code point or as `e` and a combining accent), which Firestore, and the store's keys,
+/// tell apart.
+public func sameUTF8(_ a: String, _ b: String) -> Bool {
+    // The same representation (the same short string held inline, or the same storage) is the same bytes.
+    if withUnsafeBytes(of: a, { x in withUnsafeBytes(of: b) { y in x.elementsEqual(y) } }) { return true }
+    guard a.utf8.count == b.utf8.count else { return false }
+    return compareUTF8(a, b) == 0
+}
+
+/// Hashes a string's UTF-8 bytes, agreeing with `sameUTF8`.
+public func hashUTF8(_ s: String, into hasher: inout Hasher) {
+    var s = s
+    s.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    hasher.combine(0xFF as UInt8)
+}
+
 /// True when `a` sorts before `b` by UTF-8 bytes.
 public func utf8Less(_ a: String, _ b: String) -> Bool { compareUTF8(a, b) < 0 }
 

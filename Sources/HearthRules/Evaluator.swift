@@ -18,6 +18,12 @@ final class AccessState {
     struct Key: Equatable {
         let after: Bool
         let segments: ArraySlice<String>
+
+        /// Segments compared by their UTF-8 bytes, as documents are told apart.
+        static func == (a: Key, b: Key) -> Bool {
+            a.after == b.after && a.segments.count == b.segments.count
+                && zip(a.segments, b.segments).allSatisfy { sameUTF8($0, $1) }
+        }
     }
 
     /// The documents read so far; at most `limit` of them, so a list is quicker than hashing paths. Most

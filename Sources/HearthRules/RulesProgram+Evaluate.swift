@@ -165,7 +165,7 @@ extension RulesProgram {
             var i = path.startIndex
             for segment in node.pattern {
                 switch (segment, path[i]) {
-                case (.literal(let s), .literal(let e)): guard s == e else { return false }
+                case (.literal(let s), .literal(let e)): guard sameUTF8(s, e) else { return false }
                 case (.literal, _): return false
                 case (.wildcard(let name), .literal(let e)): bindings.append((name, .string(e)))
                 case (.wildcard(let name), .unknownID): bindings.append((name, .unknown))
@@ -212,7 +212,7 @@ extension RulesProgram {
         let restPattern = pattern.dropFirst()
         switch segment {
         case .literal(let s):
-            guard let e = path.first, e == .literal(s) else { return }
+            guard let e = path.first, case .literal(let t) = e, sameUTF8(s, t) else { return }
             matchPattern(restPattern, path.dropFirst(), bindings, &out, &budget)
         case .wildcard(let name):
             guard let e = path.first else { return }

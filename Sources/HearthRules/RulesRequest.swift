@@ -17,6 +17,14 @@ public struct RulesAuth: Sendable, Hashable {
         self.uid = uid
         self.token = token
     }
+
+    /// The same uid bytes (see `sameUTF8`) and equal claims.
+    public static func == (a: RulesAuth, b: RulesAuth) -> Bool { sameUTF8(a.uid, b.uid) && a.token == b.token }
+
+    public func hash(into hasher: inout Hasher) {
+        hashUTF8(uid, into: &hasher)
+        hasher.combine(token)
+    }
 }
 
 /// What a `list` (query, listener, aggregate) asks for, so rules can be checked against every document

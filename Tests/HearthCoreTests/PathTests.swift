@@ -77,4 +77,18 @@ import Testing
             #expect(Timestamp(rfc3339: t.rfc3339) == t)
         }
     }
+
+    /// Ids that Swift's `==` holds equal (canonically equivalent) but whose bytes differ name different
+    /// documents, as in Firestore and in the store's keys: `é` as one code point, and as `e` and an accent.
+    @Test func pathsAreEqualByTheirBytes() throws {
+        let composed = try DocumentPath("caf\u{E9}/x"), decomposed = try DocumentPath("cafe\u{301}/x")
+        #expect("caf\u{E9}" == "cafe\u{301}")
+        #expect(composed != decomposed)
+        #expect(Set([composed, decomposed, try DocumentPath("caf\u{E9}/x")]).count == 2)
+        #expect(composed.compare(decomposed) != 0)
+        let collections = [try CollectionPath("caf\u{E9}"), try CollectionPath("cafe\u{301}")]
+        #expect(collections[0] != collections[1] && Set(collections).count == 2)
+        #expect(try DocumentPath("users/alice") == DocumentPath(uncheckedSegments: ["users", "alice"]))
+        #expect(!sameUTF8("caf\u{E9}", "cafe\u{301}") && sameUTF8("caf\u{E9}", "caf\u{E9}"))
+    }
 }

@@ -105,6 +105,22 @@ import Testing
         #expect(program.readDecisionStatistics.reused == 0)
     }
 
+    /// Paths whose ids Swift's `==` holds equal but whose bytes differ are different documents to rules:
+    /// matched, compared and kept apart by their bytes.
+    @Test func equivalentButDifferentIdsAreKeptApart() throws {
+        let program = try compile(rules("""
+            match /places/{id} { allow get: if id == 'caf\u{E9}'; }
+            match /caf\u{E9}/{id} { allow get; }
+            """))
+        let composed = Self.read("places/caf\u{E9}", nil), decomposed = Self.read("places/cafe\u{301}", nil)
+        for _ in 0..<2 {
+            #expect(program.evaluateRead(composed, lookup: Self.open) == .allow)
+            #expect(!program.evaluateRead(decomposed, lookup: Self.open).isAllowed)
+        }
+        #expect(program.evaluateRead(Self.read("caf\u{E9}/x", nil), lookup: Self.open) == .allow)
+        #expect(!program.evaluateRead(Self.read("cafe\u{301}/x", nil), lookup: Self.open).isAllowed)
+    }
+
     @Test func otherRequestsAreDecidedAfresh() throws {
         let program = try compile(rules("match /things/{id} { allow read, write: if true; }"))
         let list = RulesRequest(method: .list, path: docPath("things/x"), time: testTime,
