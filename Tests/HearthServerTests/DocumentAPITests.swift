@@ -27,6 +27,23 @@ import Testing
         }
     }
 
+    /// Ids are their UTF-8 bytes: `café` with a precomposed `é` and with `e` and a combining accent are two
+    /// documents, each read, listed and deleted on its own, as in Firestore.
+    @Test func idsAreToldApartByTheirBytes() async throws {
+        try await TestServer.with { _, client in
+            #expect(try await client.put("/v1/docs/places/caf%C3%A9", #"{"n": 1}"#).status == 200)
+            #expect(try await client.put("/v1/docs/places/cafe%CC%81", #"{"n": 2}"#).status == 200)
+            #expect(try await client.get("/v1/docs/places/caf%C3%A9").json?["data"]?["n"] == .int(1))
+            #expect(try await client.get("/v1/docs/places/cafe%CC%81").json?["data"]?["n"] == .int(2))
+            let list = try await client.get("/v1/docs/places?pageSize=10")
+            guard case .array(let listed)? = list.json?["documents"] else { Issue.record("no documents: \(list.text)"); return }
+            #expect(listed.count == 2, "\(list.text)")
+            #expect(try await client.delete("/v1/docs/places/cafe%CC%81").status == 204)
+            #expect(try await client.get("/v1/docs/places/cafe%CC%81").status == 404)
+            #expect(try await client.get("/v1/docs/places/caf%C3%A9").json?["data"]?["n"] == .int(1))
+        }
+    }
+
     @Test func createWithAutoAndChosenIDs() async throws {
         try await TestServer.with { _, client in
             let auto = try await client.post("/v1/docs/posts", #"{"title": "first"}"#)

@@ -204,6 +204,34 @@ import Testing
         }
     }
 
+    /// A document the rules `get()` is found by its id's bytes: an id that Swift's `==` holds equal to another
+    /// (`é` precomposed, and `e` with a combining accent) reads its own document, never the other's.
+    @Test func rulesGetDocumentsByTheirIdsBytes() async throws {
+        let file = try Self.writeRules("""
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /notes/{id} {
+                  allow get: if get(/databases/$(database)/documents/flags/$(id)).data.on == true;
+                }
+              }
+            }
+            """)
+        try await TestServer.with(configure: { $0.rulesFile = file }) { _, client in
+            let composed = "caf%C3%A9", decomposed = "cafe%CC%81"
+            for (id, on) in [(composed, true), (decomposed, false)] {
+                let flag = try await client.put("/v1/docs/flags/\(id)", "{\"on\": \(on)}")
+                let note = try await client.put("/v1/docs/notes/\(id)", "{}")
+                #expect(flag.status == 200 && note.status == 200)
+            }
+            for _ in 0..<3 {
+                let allowed = try await client.get("/v1/docs/notes/\(composed)", as: .nobody)
+                let denied = try await client.get("/v1/docs/notes/\(decomposed)", as: .nobody)
+                #expect(allowed.status == 200 && denied.status == 403, "\(allowed.text) \(denied.text)")
+            }
+        }
+    }
+
     @Test func readsUnderATransactionAreChecked() async throws {
         let file = try Self.writeRules(Self.rules)
         try await TestServer.with(configure: { $0.rulesFile = file }) { _, client in
