@@ -197,16 +197,16 @@ extension RulesProgram {
         }
         var made: Evaluator?
         let decision = evaluate(request, lookup: lookup, access: nil, made: &made)
+        // No evaluator: no condition was evaluated, so the decision read nothing.
+        var reads: [ReadDecisions.Read] = []
         if let made {
             guard !made.readClock, !made.lookupFailed, let documents = made.documentsRead else { return decision }
-            let reads = documents.map {
+            reads = documents.map {
                 ReadDecisions.Read(path: DocumentPath(uncheckedSegments: Array($0.key.segments)), after: $0.key.after,
                                    document: $0.document)
             }
-            readDecisions.keep(.init(key: key, resource: resource, reads: reads, decision: decision), fingerprint: fingerprint)
-        } else {
-            readDecisions.keep(.init(key: key, resource: resource, reads: [], decision: decision), fingerprint: fingerprint)
         }
+        readDecisions.keep(.init(key: key, resource: resource, reads: reads, decision: decision), fingerprint: fingerprint)
         return decision
     }
 
