@@ -23,7 +23,7 @@ import Testing
     /// on a loaded machine.
     static let lifetime: Int64 = 8
 
-    static func configure(_ file: String) -> (inout ServerConfiguration) -> Void {
+    static func configure(_ file: String, lifetime: Int64 = lifetime) -> (inout ServerConfiguration) -> Void {
         { $0.rulesFile = file; $0.useTestAccounts(); $0.auth.accessTokenLifetime = lifetime }
     }
 
@@ -73,17 +73,21 @@ import Testing
 
     @Test func aFreshTokenOfTheSameAccountKeepsTheListenerGoing() async throws {
         let file = try RulesHTTPTests.writeRules(Self.rules)
-        try await TestServer.with(configure: Self.configure(file)) { server, client in
+        // Longer-lived tokens than the other tests': the refresh must reach the server before the first token
+        // expires, and the connection must show a change between the two expiries, each with seconds to spare
+        // on a machine running the whole suite (8-second tokens refreshed at 4 s once left too little).
+        let lifetime: Int64 = 12
+        try await TestServer.with(configure: Self.configure(file, lifetime: lifetime)) { server, client in
             _ = try await client.put("/v1/docs/notes/n1", #"{"text": "hi"}"#)
             let ann = try await client.signedUp("ann@example.com", "a long enough password")
-            let firstExpiry = Date().addingTimeInterval(Double(Self.lifetime))  // at the latest
+            let firstExpiry = Date().addingTimeInterval(Double(lifetime))  // at the latest
             let ws = try await ListenClient.connect(port: server.port, credentials: .header(ann.token))
             try await ws.listen("n1", doc: "notes/n1")
             try await ws.expect("snapshot", id: "n1")
 
-            // Refresh a little before the first token expires and hand the new token to the connection.
-            try await Task.sleep(for: .seconds(Double(Self.lifetime) / 2))
-            let secondExpiry = Date().addingTimeInterval(Double(Self.lifetime))  // at the earliest
+            // Refresh well before the first token expires and hand the new token to the connection.
+            try await Task.sleep(for: .seconds(Double(lifetime) / 3))
+            let secondExpiry = Date().addingTimeInterval(Double(lifetime))  // at the earliest
             guard let fresh = SignedIn(try await client.refresh(ann.refreshToken)) else {
                 Issue.record("refresh failed")
                 return
@@ -98,7 +102,7 @@ import Testing
             #expect(ws.views["n1"]?.first?.fields["text"] == .string("later"))
 
             // The fresh token expires in its turn.
-            let error = try await ws.expect("error", timeout: .seconds(Self.lifetime + 10))
+            let error = try await ws.expect("error", timeout: .seconds(lifetime + 10))
             #expect(error["code"] == .string("unauthenticated"))
             #expect(Date() > secondExpiry.addingTimeInterval(-0.2))
             #expect(try await Self.closeCode(of: ws) == 1008)
