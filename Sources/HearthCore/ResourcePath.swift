@@ -125,8 +125,8 @@ public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConverti
     public func hash(into hasher: inout Hasher) { hashSegments(segments, into: &hasher) }
 }
 
-/// Whether two paths' segments are the same UTF-8 bytes, one by one.
-func sameSegments(_ a: [String], _ b: [String]) -> Bool {
+/// Whether two paths' segments are the same UTF-8 bytes, one by one (see `sameUTF8`).
+public func sameSegments(_ a: some Collection<String>, _ b: some Collection<String>) -> Bool {
     guard a.count == b.count else { return false }
     for (x, y) in zip(a, b) where !sameUTF8(x, y) { return false }
     return true

@@ -21,8 +21,7 @@ final class AccessState {
 
         /// Segments compared by their UTF-8 bytes, as documents are told apart.
         static func == (a: Key, b: Key) -> Bool {
-            a.after == b.after && a.segments.count == b.segments.count
-                && zip(a.segments, b.segments).allSatisfy { sameUTF8($0, $1) }
+            a.after == b.after && sameSegments(a.segments, b.segments)
         }
     }
 

@@ -112,7 +112,7 @@ enum RulesValue: Sendable {
         case (.bytes(let x), .bytes(let y)): return x == y
         case (.timestamp(let x), .timestamp(let y)): return x == y
         case (.duration(let x), .duration(let y)): return x == y
-        case (.path(let x), .path(let y)): return x.count == y.count && zip(x, y).allSatisfy { sameUTF8($0, $1) }
+        case (.path(let x), .path(let y)): return sameSegments(x, y)
         case (.latlng(let a1, let o1), .latlng(let a2, let o2)): return a1 == a2 && o1 == o2
         case (.list(let x), .list(let y)):
             guard x.count == y.count else { return false }
