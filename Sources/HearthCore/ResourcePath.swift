@@ -126,6 +126,7 @@ public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConverti
 }
 
 /// Whether two paths' segments are the same UTF-8 bytes, one by one (see `sameUTF8`).
+@inlinable
 public func sameSegments(_ a: some Collection<String>, _ b: some Collection<String>) -> Bool {
     guard a.count == b.count else { return false }
     for (x, y) in zip(a, b) where !sameUTF8(x, y) { return false }
