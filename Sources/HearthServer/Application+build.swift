@@ -38,6 +38,7 @@ public func buildApplication(
     var storeConfiguration = Store.Configuration(dataDirectory: configuration.dataDirectory)
     storeConfiguration.synchronous = configuration.synchronous
     storeConfiguration.changeLogRetention = max(1, configuration.changeLogRetention)
+    storeConfiguration.defersIndexWrites = configuration.defersIndexWrites
     if let file = configuration.indexesFile {
         (storeConfiguration.compositeIndexes, storeConfiguration.fieldOverrides) = try loadIndexFile(file)
         logger.info("index file loaded", metadata: ["file": "\(file)", "composite indexes": "\(storeConfiguration.compositeIndexes.count)",

@@ -56,6 +56,10 @@ public struct ServerConfiguration: Sendable {
     public var inlineAnswers = true
     /// Change-log rows kept for listeners that resume; older tokens get a `reset` snapshot.
     public var changeLogRetention: Int = 100_000
+    /// Whether the field-index rows of writes are merged into the index later, in key order, instead of in
+    /// each write's commit (`Store.Configuration.defersIndexWrites`); queries wait for the rows of the writes
+    /// before them either way.
+    public var defersIndexWrites = true
     /// Makes the default configuration.
     public init() {}
 }

@@ -167,6 +167,15 @@ enum Schema {
             PRIMARY KEY (collection_id, field)
         ) WITHOUT ROWID;
         """,
+        // Deferred index writes (see `DeferredIndex.swift`): the first change-log sequence whose added
+        // field-index rows may not be in the table yet, or NULL when every row is there.
+        """
+        CREATE TABLE index_state (
+            id INTEGER PRIMARY KEY CHECK (id = 0),
+            pending_from INTEGER
+        );
+        INSERT INTO index_state(id, pending_from) VALUES (0, NULL);
+        """,
     ]
 
     /// The schema version that created the field index.

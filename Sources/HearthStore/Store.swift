@@ -41,6 +41,13 @@ public final class Store: Sendable {
         public var usesServedIndexDefinitions = false
         /// Index entries (single-field and composite) one document may need; Firestore's 40,000. Tests lower it.
         public var maxIndexEntriesPerDocument = Limits.maxIndexEntriesPerDocument
+        /// Defers the field-index rows writes add, which the writer merges in key order later (see
+        /// `DeferredIndex.swift`); reads that use the index wait for the rows added before them. Off by
+        /// default: only one process per data folder (the server) may defer, and tools that write to a folder a
+        /// server serves write rows directly (never with `usesServedIndexDefinitions`).
+        public var defersIndexWrites = false
+        /// When deferred rows are merged.
+        public var indexMerge = IndexMergeLimits()
 
         /// WAL sizes, in pages of 4 KiB, that trigger checkpoints. Passive checkpoints (off the writer) copy
         /// the WAL into the database file as it grows, but never let it start over while writes keep coming
@@ -92,6 +99,7 @@ public final class Store: Sendable {
     private let pointReaders: ConnectionPool
     private let documentCache: DecodedDocumentCache
     private let syncer: Syncer
+    private let indexGate = IndexMergeGate()
     /// The composite indexes in force (`Configuration.compositeIndexes`).
     public let composites: CompositeIndexes
 
@@ -124,12 +132,19 @@ public final class Store: Sendable {
             try Self.reconcile(composites, on: writeConnection, logger: logger)
             try Self.reconcileOverrides(composites, on: writeConnection, logger: logger)
         }
+        // Rows another process's unclean stop left only in its memory; only a deferring store clears the mark
+        // (a tool's writes may run beside a server that still holds rows).
+        try Self.restoreDeferredEntries(on: writeConnection, composites: composites,
+                                        clearing: configuration.defersIndexWrites && !configuration.usesServedIndexDefinitions,
+                                        logger: logger)
         let documentCache = DecodedDocumentCache()
         self.documentCache = documentCache
         let state = try WriterState(connection: writeConnection, retention: configuration.changeLogRetention,
                                     trimInterval: max(1, configuration.changeLogTrimInterval),
                                     composites: composites, maxIndexEntries: configuration.maxIndexEntriesPerDocument,
-                                    documentCache: documentCache)
+                                    documentCache: documentCache,
+                                    defersIndexWrites: configuration.defersIndexWrites && !configuration.usesServedIndexDefinitions,
+                                    mergeLimits: configuration.indexMerge, gate: indexGate)
         var readConnections: [SQLiteConnection] = []
         for _ in 0..<max(1, configuration.readers) {
             let c = try SQLiteConnection(path: path)
@@ -153,9 +168,9 @@ public final class Store: Sendable {
         }
         pointReaders = ConnectionPool(pointConnections)
         readers = WorkerThreads(name: "hearth-reader", resources: readConnections)
-        writer = WorkerThreads(name: "hearth-writer", resources: [state], batchLimit: configuration.groupCommitLimit) { jobs, state in
-            state.runBatch(jobs, syncer: syncer, logger: logger)
-        }
+        writer = WorkerThreads(name: "hearth-writer", resources: [state], batchLimit: configuration.groupCommitLimit,
+                               batchBody: { jobs, state in state.runBatch(jobs, syncer: syncer, logger: logger) },
+                               afterBatch: { state, idle in state.mergeBetweenBatches(idle: idle, logger: logger) })
     }
 
     /// Brings the field index's composite entries in line with the definitions: indexes new since the last
@@ -300,9 +315,18 @@ public final class Store: Sendable {
         commitHook.setMissed(body)
     }
 
-    /// Runs a read on a reader thread. Reads see the last committed state.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (ReadContext) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+    /// Returns once every field-index row the writer holds (`defersIndexWrites`) is in the table.
+    public func mergeHeldIndexRows() async throws {
+        guard let target = indexGate.unmerged() else { return }
+        try await indexGate.wait(for: target) { writer.submit { state in state.current!.onCommit = { _ in } } }
+    }
+
+    /// Runs a read on a reader thread. Reads see the last committed state, and the field index holds every
+    /// row of it: a read first waits for the writer to merge the rows it holds (`DeferredIndex.swift`), unless
+    /// `usesIndex` is false (reads of other tables).
+    public func read<T: Sendable>(usesIndex: Bool = true, _ body: @escaping @Sendable (ReadContext) throws -> T) async throws -> T {
+        if usesIndex { try await mergeHeldIndexRows() }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let accepted = readers.submit { [statistics, composites] connection in
                 continuation.resume(with: Result { try body(ReadContext(connection: connection, statistics: statistics, composites: composites)) })
             }
@@ -329,8 +353,11 @@ public final class Store: Sendable {
     /// (a query): once SQLite has run about `instructions` virtual-machine instructions for it, the read stops
     /// and throws `ReadBudgetExceeded`, and the caller can run it again with `read`. A read that reaches the
     /// bound never returns a value, even one its body made from interrupted statements.
+    /// It also throws `ReadBudgetExceeded` at once while the writer holds index rows not merged yet, since
+    /// the calling thread must not wait for the merge.
     public func boundedRead<T>(instructions: Int, _ body: (ReadContext) throws -> T) throws -> T {
-        try pointReaders.with { connection in
+        if indexGate.unmerged() != nil { throw ReadBudgetExceeded() }
+        return try pointReaders.with { connection in
             let (result, exceeded) = connection.withInstructionLimit(instructions) {
                 try body(ReadContext(connection: connection, statistics: statistics, composites: composites))
             }
@@ -378,6 +405,7 @@ public final class Store: Sendable {
             state.wantsCheckpoint = true
         }
         writer.shutdown()
+        indexGate.close()
         syncer.shutdown()
     }
 
@@ -451,10 +479,21 @@ final class WriterState: @unchecked Sendable {
     let documentCache: DecodedDocumentCache
     /// Documents changed by the batch under way (committed or not): the cache does not speak for them.
     var batchChanged: Set<DocumentPath> = []
+    /// Deferred index writes (`DeferredIndex.swift`).
+    let defersIndexWrites: Bool
+    let mergeLimits: IndexMergeLimits
+    let gate: IndexMergeGate
+    var deferred = DeferredIndexState()
 
     init(connection: SQLiteConnection, retention: Int, trimInterval: Int, composites: CompositeIndexes, maxIndexEntries: Int,
-         documentCache: DecodedDocumentCache) throws {
+         documentCache: DecodedDocumentCache, defersIndexWrites: Bool = false, mergeLimits: IndexMergeLimits = .init(),
+         gate: IndexMergeGate = .init()) throws {
         self.connection = connection
+        self.defersIndexWrites = defersIndexWrites
+        self.mergeLimits = mergeLimits
+        self.gate = gate
+        deferred.storedSince = try Store.pendingFrom(on: connection)
+        deferred.knownSequence = try ReadContext.lastSequence(on: connection)
         self.documentCache = documentCache
         self.retention = retention
         self.trimInterval = trimInterval
@@ -480,6 +519,9 @@ final class WriterState: @unchecked Sendable {
         defer { batchChanged.removeAll(keepingCapacity: true) }
         do {
             try connection.prepare("BEGIN IMMEDIATE").run()
+            if defersIndexWrites {
+                do { try absorbForeignChanges() } catch { try? connection.execute("ROLLBACK"); throw error }
+            }
         } catch {
             logger.error("cannot begin a write transaction", metadata: ["error": "\(error)"])
             for job in jobs {
@@ -491,6 +533,7 @@ final class WriterState: @unchecked Sendable {
             current = nil
             return
         }
+        var staged: [(DocumentPath, [PendingRow]?)] = []
         for job in jobs {
             let context = WriteContext(connection: connection, writer: self)
             let state = WriteJobState(context: context)
@@ -501,6 +544,7 @@ final class WriterState: @unchecked Sendable {
                 try? connection.prepare("ROLLBACK TO job").run()
             } else {
                 changes.append(contentsOf: context.changes)
+                staged.append(contentsOf: context.staged)
             }
             try? connection.prepare("RELEASE job").run()
             states.append(state)
@@ -516,7 +560,16 @@ final class WriterState: @unchecked Sendable {
                         try trimChangeLog()
                     }
                 }
+                if staged.contains(where: { $0.1 != nil }), let first = changes.first?.sequence { try markPending(from: first) }
                 try connection.prepare("COMMIT").run()
+                if let first = changes.first?.sequence {
+                    deferred.knownSequence = max(deferred.knownSequence, changes.last!.sequence)
+                    if !staged.isEmpty {
+                        if deferred.storedSince == nil && staged.contains(where: { $0.1 != nil }) { deferred.storedSince = first }
+                        // Before any acknowledgement: a read that follows one waits for these rows.
+                        holdStaged(staged, since: first)
+                    }
+                }
             } catch {
                 logger.error("commit failed", metadata: ["error": "\(error)"])
                 try? connection.execute("ROLLBACK")
@@ -535,6 +588,9 @@ final class WriterState: @unchecked Sendable {
             }
         }
         if wantsCheckpoint {
+            if defersIndexWrites {
+                do { try mergeAll() } catch { logger.error("cannot merge held index rows before stopping; the next start adds them", metadata: ["error": "\(error)"]) }
+            }
             syncer.checkpoint(connection, mode: "TRUNCATE")
             wantsCheckpoint = false
         } else {
@@ -552,7 +608,11 @@ final class WriterState: @unchecked Sendable {
     }
 
     func trimChangeLog() throws {
-        let s = try connection.prepare("DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes) - ?")
+        // Never past `index_state.pending_from`: a start after an unclean stop reads the changes from there on.
+        let s = try connection.prepare("""
+            DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes) - ?
+                AND seq < coalesce((SELECT pending_from FROM index_state), 9223372036854775807)
+            """)
         s.bind(1, Int64(retention))
         try s.run()
     }

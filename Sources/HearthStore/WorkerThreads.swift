@@ -14,12 +14,14 @@ final class WorkerThreads<Resource: Sendable>: @unchecked Sendable {
 
     /// Starts one thread per resource. With `batchLimit > 1`, a thread takes up to that many queued jobs at
     /// once and hands them over together (group commit).
-    init(name: String, resources: [Resource], batchLimit: Int = 1, batchBody: (@Sendable ([Job], Resource) -> Void)? = nil) {
+    /// `afterBatch` runs on the thread after each batch, with a function that tells whether no job is queued.
+    init(name: String, resources: [Resource], batchLimit: Int = 1, batchBody: (@Sendable ([Job], Resource) -> Void)? = nil,
+         afterBatch: (@Sendable (Resource, () -> Bool) -> Void)? = nil) {
         self.batchLimit = batchLimit
         running = resources.count
         for (i, resource) in resources.enumerated() {
             let thread = Thread { [self] in
-                self.loop(resource, batchBody: batchBody)
+                self.loop(resource, batchBody: batchBody, afterBatch: afterBatch)
             }
             thread.name = "\(name)-\(i)"
             thread.stackSize = 4 << 20
@@ -47,7 +49,15 @@ final class WorkerThreads<Resource: Sendable>: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func loop(_ resource: Resource, batchBody: (@Sendable ([Job], Resource) -> Void)?) {
+    /// True when no job is queued.
+    private var isIdle: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return head == jobs.count
+    }
+
+    private func loop(_ resource: Resource, batchBody: (@Sendable ([Job], Resource) -> Void)?,
+                      afterBatch: (@Sendable (Resource, () -> Bool) -> Void)?) {
         while true {
             condition.lock()
             while head == jobs.count && !stopping { condition.wait() }
@@ -73,6 +83,7 @@ final class WorkerThreads<Resource: Sendable>: @unchecked Sendable {
             } else {
                 for job in batch { job(resource) }
             }
+            afterBatch?(resource) { self.isIdle }
         }
     }
 }

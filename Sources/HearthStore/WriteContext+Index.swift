@@ -9,7 +9,13 @@ extension WriteContext {
         let new = try entries(of: fields, at: document.path)
         let old = try previous.map { fields throws(HearthError) in try entries(of: fields, at: document.path, stored: true) } ?? []
         try putRow(document, commitTime: commitTime)
-        try updateIndex(document.path, removing: old.subtracting(new), adding: new.subtracting(old))
+        if writer.defersIndexWrites {
+            // Every row of the new version is held: the old version's may be held too, not in the table yet.
+            try updateIndex(document.path, removing: old.subtracting(new), adding: [])
+            staged.append((document.path, PendingRow.rows(new, of: document.path)))
+        } else {
+            try updateIndex(document.path, removing: old.subtracting(new), adding: new.subtracting(old))
+        }
     }
 
     /// Deletes a document whose stored fields the caller already holds (nil: known missing). Returns whether it
@@ -18,6 +24,7 @@ extension WriteContext {
     public func delete(_ path: DocumentPath, previous: [String: Value]?, commitTime: Timestamp) throws -> Bool {
         guard try deleteRow(path, commitTime: commitTime) else { return false }
         if let previous { try updateIndex(path, removing: try entries(of: previous, at: path, stored: true), adding: []) }
+        if writer.defersIndexWrites { staged.append((path, nil)) }
         return true
     }
 
@@ -25,9 +32,14 @@ extension WriteContext {
     /// per-document limit counts both, as Firestore's does; it is not checked again for `stored` fields (an
     /// index added later must not make a stored document impossible to update or delete).
     func entries(of fields: [String: Value], at path: DocumentPath, stored: Bool = false) throws(HearthError) -> Set<IndexEntry> {
-        let limit = stored ? Int.max : writer.maxIndexEntries
-        var entries = try IndexEntry.entries(of: fields, limit: limit, overrides: writer.composites.overrides(of: path.collectionID))
-        let composites = writer.composites.of(path.collectionID)
+        try Self.entries(of: fields, at: path, composites: writer.composites, limit: stored ? Int.max : writer.maxIndexEntries)
+    }
+
+    /// A document's entries under the given definitions (see `entries(of:at:stored:)`).
+    static func entries(of fields: [String: Value], at path: DocumentPath, composites definitions: CompositeIndexes,
+                        limit: Int) throws(HearthError) -> Set<IndexEntry> {
+        var entries = try IndexEntry.entries(of: fields, limit: limit, overrides: definitions.overrides(of: path.collectionID))
+        let composites = definitions.of(path.collectionID)
         if !composites.isEmpty {
             entries.formUnion(IndexEntry.compositeEntries(of: fields, indexes: composites))
             if entries.count > limit {

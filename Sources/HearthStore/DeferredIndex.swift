@@ -1,0 +1,358 @@
+import Foundation
+import HearthCore
+import Logging
+
+/// Deferred field-index writes.
+///
+/// A write removes the index rows its change makes stale in its own transaction, as before, but the rows it
+/// adds wait in memory (`WriterState.pending`) and reach the `field_index` table later, merged in key order
+/// by the writer thread between batches, a chunk per transaction. A page of the index then takes many rows in
+/// one write instead of one row per commit: every commit of a few creates used to write about one index page
+/// per row (`bench/README.md`).
+///
+/// - **Reads that use the index wait for the merge.** `Store.read` (queries, aggregations, listings, a
+///   listener's first result) asks the writer to merge every row added before the read began, and waits; a
+///   point read of a document never waits. Every acknowledged write is therefore in every query that starts
+///   after it.
+/// - **Durability.** The documents and the change log are committed as before. `index_state.pending_from`
+///   is the first change-log sequence whose added rows may not be in the table yet (NULL when none): it is
+///   set in the transaction of the first write after a merge and cleared by the last chunk of the merge.
+///   Opening the store after an unclean stop adds the rows of every document changed at or after it again,
+///   from the stored documents (`restoreDeferredEntries`). The log is never trimmed past it.
+/// - **Other processes** (`hearth fixtures`, `hearth users`) write the index directly. A document they change
+///   while this process still holds rows for it gets its rows derived again from what they stored, and the
+///   held rows are dropped (`absorbForeignChanges`).
+struct PendingRow {
+    var scope: String
+    var field: String
+    var key: [UInt8]
+    var doc: [UInt8]
+
+    /// The rows of a document's entries in every scope it is stored in.
+    static func rows(_ entries: Set<IndexEntry>, of path: DocumentPath) -> [PendingRow] {
+        var out: [PendingRow] = []
+        for (scope, doc) in IndexEntry.scopes(of: path) {
+            for e in entries { out.append(PendingRow(scope: scope, field: e.field, key: e.key, doc: doc)) }
+        }
+        return out
+    }
+
+    /// The table's order (scope, field, key, doc), so that a merge walks the index from one end to the other.
+    static func precedes(_ a: PendingRow, _ b: PendingRow) -> Bool {
+        if a.scope != b.scope { return utf8Less(a.scope, b.scope) }
+        if a.field != b.field { return utf8Less(a.field, b.field) }
+        let c = compareKeys(a.key, b.key)
+        if c != 0 { return c < 0 }
+        return compareKeys(a.doc, b.doc) < 0
+    }
+}
+
+/// When the writer merges held rows into the index.
+public struct IndexMergeLimits: Sendable {
+    /// Held rows that start a merge (about 8,000 documents of five indexed values).
+    public var rows: Int = 40_000
+    /// Rows per merge transaction: the writer runs one chunk between two batches of writes, so a write waits
+    /// for at most one chunk.
+    public var chunk: Int = 2_000
+    public init() {}
+}
+
+/// What readers know of the held rows: a generation counter the writer bumps whenever it holds more rows,
+/// and the generation every row of which is in the table.
+final class IndexMergeGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var held: UInt64 = 0
+    private var merged: UInt64 = 0
+    private var requested = false
+    private var closed = false
+    private var waiters: [(UInt64, CheckedContinuation<Void, any Error>)] = []
+
+    /// The generation a read must wait for, or nil when every held row is in the table.
+    func unmerged() -> UInt64? {
+        lock.lock()
+        defer { lock.unlock() }
+        return held > merged ? held : nil
+    }
+
+    /// Waits until the rows of generation `target` are merged; `request` (called at most once for all the
+    /// waiters of one merge) asks the writer for it and returns false when the writer no longer takes jobs.
+    func wait(for target: UInt64, request: () -> Bool) async throws {
+        switch prepare(target) {
+        case .ready: return
+        case .closed: throw HearthError.unavailable("the server is shutting down")
+        case .wait(let ask): if ask && !request() { close() }
+        }
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in enqueue(target, c) }
+    }
+
+    private enum Preparation { case ready, closed, wait(ask: Bool) }
+
+    private func prepare(_ target: UInt64) -> Preparation {
+        lock.withLock {
+            if merged >= target { return .ready }
+            if closed { return .closed }
+            defer { requested = true }
+            return .wait(ask: !requested)
+        }
+    }
+
+    private func enqueue(_ target: UInt64, _ c: CheckedContinuation<Void, any Error>) {
+        lock.lock()
+        if merged >= target { lock.unlock(); c.resume(); return }
+        if closed { lock.unlock(); c.resume(throwing: HearthError.unavailable("the server is shutting down")); return }
+        waiters.append((target, c))
+        lock.unlock()
+    }
+
+    /// The writer holds more rows.
+    func heldMore() {
+        lock.lock()
+        held &+= 1
+        lock.unlock()
+    }
+
+    /// Whether a reader asked for a merge.
+    var isRequested: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return requested
+    }
+
+    /// The writer merged every row it held: readers waiting for them go on.
+    func mergedAll() {
+        lock.lock()
+        merged = held
+        requested = false
+        let ready = waiters
+        waiters = []
+        lock.unlock()
+        for (_, c) in ready { c.resume() }
+    }
+
+    /// A merge failed: the readers waiting for it fail too, and the next read asks again.
+    func failWaiting(_ error: any Error) {
+        lock.lock()
+        requested = false
+        let stranded = waiters
+        waiters = []
+        lock.unlock()
+        for (_, c) in stranded { c.resume(throwing: error) }
+    }
+
+    /// The writer stopped: waiting readers fail.
+    func close() {
+        lock.lock()
+        closed = true
+        let stranded = waiters
+        waiters = []
+        lock.unlock()
+        for (_, c) in stranded { c.resume(throwing: HearthError.unavailable("the server is shutting down")) }
+    }
+}
+
+/// The writer's held rows and its merge.
+struct DeferredIndexState {
+    /// Rows held per document, not part of a merge yet (a document whose rows are all in the table, or that
+    /// is deleted, has none).
+    var documents: [DocumentPath: [PendingRow]] = [:]
+    var rowCount = 0
+    /// The merge under way: its rows in the table's order, how many are done, and the documents changed
+    /// since it began (their rows in it are stale and skipped).
+    var merging: [(row: PendingRow, path: DocumentPath)] = []
+    var merged = 0
+    var mergingPaths: Set<DocumentPath> = []
+    var stale: Set<DocumentPath> = []
+    /// `index_state.pending_from` as stored, and the first sequence of the rows held outside the merge.
+    var storedSince: Int64?
+    var heldSince: Int64?
+    /// The last change-log sequence this writer has accounted for (its own or another process's).
+    var knownSequence: Int64 = 0
+
+    var isMerging: Bool { merged < merging.count }
+    var isEmpty: Bool { documents.isEmpty && !isMerging }
+}
+
+extension WriterState {
+    /// Accounts for the changes other processes logged since the writer last looked, inside a write
+    /// transaction: each document they changed whose rows this writer still holds gets its rows derived again
+    /// from what is stored now (they maintained the table for the version they replaced as if its rows were
+    /// there). When the log no longer has them all, every held document is derived again.
+    func absorbForeignChanges() throws {
+        let latest = try ReadContext.lastSequence(on: connection)
+        defer { deferred.knownSequence = max(deferred.knownSequence, latest) }
+        guard latest > deferred.knownSequence, !deferred.isEmpty else { return }
+        let foreign = try ReadContext.changes(on: connection, after: deferred.knownSequence, through: latest)
+        var paths = Set(foreign.map(\.path))
+        if (foreign.first?.sequence ?? latest + 1) > deferred.knownSequence + 1 {
+            paths.formUnion(deferred.documents.keys)
+            paths.formUnion(deferred.mergingPaths)
+        }
+        for path in paths {
+            let inMerge = deferred.isMerging && deferred.mergingPaths.contains(path) && !deferred.stale.contains(path)
+            guard deferred.documents[path] != nil || inMerge else { continue }
+            hold(path, rows: try currentRows(path))
+        }
+        if deferred.heldSince == nil && !deferred.documents.isEmpty { deferred.heldSince = deferred.knownSequence + 1 }
+        gate.heldMore()
+    }
+
+    /// The rows the stored version of a document has (nil when it is missing).
+    func currentRows(_ path: DocumentPath) throws -> [PendingRow]? {
+        guard let fields = try ReadContext(connection: connection, composites: composites).document(at: path)?.decoded().fields
+        else { return nil }
+        return PendingRow.rows(try WriteContext.entries(of: fields, at: path, composites: composites, limit: .max), of: path)
+    }
+
+    /// Holds a document's rows (nil: it has none to add), replacing any it held.
+    func hold(_ path: DocumentPath, rows: [PendingRow]?) {
+        if let old = deferred.documents.removeValue(forKey: path) { deferred.rowCount -= old.count }
+        if deferred.isMerging && deferred.mergingPaths.contains(path) { deferred.stale.insert(path) }
+        if let rows, !rows.isEmpty {
+            deferred.documents[path] = rows
+            deferred.rowCount += rows.count
+        }
+    }
+
+    /// After a committed batch: holds the rows its jobs staged, in order.
+    func holdStaged(_ staged: [(DocumentPath, [PendingRow]?)], since sequence: Int64) {
+        if staged.isEmpty { return }
+        for (path, rows) in staged { hold(path, rows: rows) }
+        if deferred.heldSince == nil && !deferred.documents.isEmpty { deferred.heldSince = sequence }
+        gate.heldMore()
+    }
+
+    /// Records, in the batch's transaction, that rows from `sequence` on may be missing from the table.
+    func markPending(from sequence: Int64) throws {
+        guard deferred.storedSince == nil else { return }
+        let s = try connection.prepare("UPDATE index_state SET pending_from = ?")
+        s.bind(1, sequence)
+        try s.run()
+    }
+
+    /// Merge work between batches: everything held when a reader waits (then it may go on), else one chunk
+    /// of the merge under way, or of a new one once enough rows are held; while `idle()`, chunks continue.
+    func mergeBetweenBatches(idle: () -> Bool, logger: Logger) {
+        guard defersIndexWrites else { return }
+        do {
+            if gate.isRequested {
+                do {
+                    try mergeAll()
+                } catch {
+                    gate.failWaiting(error)
+                    throw error
+                }
+                return
+            }
+            if deferred.isEmpty {
+                // Held rows were all dropped (their documents deleted): only the mark is left to clear.
+                if deferred.storedSince != nil { try mergeChunk(size: .max) }
+                gate.mergedAll()
+                return
+            }
+            // Enough rows held, or the change log about to keep more than its retention for them.
+            let logFull = deferred.storedSince.map { deferred.knownSequence - $0 >= Int64(retention) } ?? false
+            if !deferred.isMerging && deferred.rowCount < mergeLimits.rows && !logFull { return }
+            repeat { try mergeChunk(size: mergeLimits.chunk) } while deferred.isMerging && idle()
+            if deferred.isEmpty { gate.mergedAll() }
+        } catch {
+            logger.error("cannot merge held index rows; they are kept and merged again later", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Merges every held row, then lets waiting readers go on.
+    func mergeAll() throws {
+        repeat { try mergeChunk(size: .max) } while !deferred.isEmpty
+        gate.mergedAll()
+    }
+
+    /// Merges the next `size` rows in one transaction, starting a merge of every held row first if none is
+    /// under way. The last chunk clears (or moves) `pending_from`.
+    func mergeChunk(size: Int) throws {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            try absorbForeignChanges()
+            if !deferred.isMerging { startMerge() }
+            let end = deferred.merged + min(size, deferred.merging.count - deferred.merged)
+            let insert = try connection.prepare("INSERT OR IGNORE INTO field_index(scope, field, key, doc) VALUES (?, ?, ?, ?)")
+            for i in deferred.merged..<end {
+                let (r, path) = deferred.merging[i]
+                if deferred.stale.contains(path) { continue }
+                insert.bind(1, r.scope); insert.bind(2, r.field); insert.bind(3, r.key); insert.bind(4, r.doc)
+                try insert.run()
+            }
+            let finishing = end == deferred.merging.count
+            if finishing && deferred.storedSince != deferred.heldSince {
+                let s = try connection.prepare("UPDATE index_state SET pending_from = ?")
+                if let since = deferred.heldSince { s.bind(1, since) } else { s.bindNull(1) }
+                try s.run()
+            }
+            try connection.execute("COMMIT")
+            deferred.merged = end
+            if finishing {
+                deferred.merging = []
+                deferred.merged = 0
+                deferred.mergingPaths = []
+                deferred.stale = []
+                deferred.storedSince = deferred.heldSince
+            }
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Moves every held row into a new merge, in the table's order.
+    private func startMerge() {
+        var rows: [(row: PendingRow, path: DocumentPath)] = []
+        rows.reserveCapacity(deferred.rowCount)
+        for (path, held) in deferred.documents { for r in held { rows.append((r, path)) } }
+        rows.sort { PendingRow.precedes($0.row, $1.row) }
+        deferred.merging = rows
+        deferred.merged = 0
+        deferred.mergingPaths = Set(deferred.documents.keys)
+        deferred.stale = []
+        deferred.documents = [:]
+        deferred.rowCount = 0
+        deferred.heldSince = nil
+    }
+}
+
+extension Store {
+    /// `index_state.pending_from` (nil when NULL).
+    static func pendingFrom(on connection: SQLiteConnection) throws -> Int64? {
+        let s = try connection.prepare("SELECT pending_from FROM index_state")
+        defer { s.reset() }
+        return try s.step() && !s.isNull(0) ? s.int(0) : nil
+    }
+
+    /// Adds again the index rows of every document changed at or after `index_state.pending_from`: after an
+    /// unclean stop, rows a write had added only in memory. Rows already there are kept (`INSERT OR IGNORE`),
+    /// and rows made stale were removed by the writes themselves.
+    /// `clearing`: the mark is cleared afterwards (a deferring store, which then owns it).
+    static func restoreDeferredEntries(on connection: SQLiteConnection, composites: CompositeIndexes, clearing: Bool,
+                                       logger: Logger) throws {
+        guard let from = try pendingFrom(on: connection) else { return }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            let paths = try connection.prepare("SELECT DISTINCT path FROM changes WHERE seq >= ?")
+            paths.bind(1, from)
+            var all: [DocumentPath] = []
+            while try paths.step() {
+                all.append(DocumentPath(uncheckedSegments: paths.text(0).split(separator: "/", omittingEmptySubsequences: false).map(String.init)))
+            }
+            paths.reset()
+            let reader = ReadContext(connection: connection, composites: composites)
+            for path in all {
+                guard let fields = try reader.document(at: path)?.decoded().fields else { continue }
+                let entries = try WriteContext.entries(of: fields, at: path, composites: composites, limit: .max)
+                try WriteContext.updateIndex(on: connection, path, removing: [], adding: entries)
+            }
+            if clearing { try connection.execute("UPDATE index_state SET pending_from = NULL") }
+            try connection.execute("COMMIT")
+            logger.info("index entries restored for documents changed before an unclean stop", metadata: ["documents": "\(all.count)"])
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import HearthCore
+@testable import HearthStore
+import Testing
+
+/// Deferred field-index writes: whatever the writes, the merges and other processes do, every query sees
+/// every acknowledged write, and once the held rows are merged the table holds exactly the rows the stored
+/// documents imply; after an unclean stop, opening the store adds back the rows that were only in memory.
+@Suite struct DeferredIndexTests {
+    /// A deferring store with small merge limits, so that merges start often and run in many chunks.
+    static func configuration(_ directory: String, rows: Int = 24, chunk: Int = 5) -> Store.Configuration {
+        var c = Store.Configuration(dataDirectory: directory)
+        c.defersIndexWrites = true
+        c.indexMerge.rows = rows
+        c.indexMerge.chunk = chunk
+        return c
+    }
+
+    static func folder() -> String { NSTemporaryDirectory() + "hearth-deferred-" + makeAutoID() }
+
+    /// The rows of the table, and the rows the stored documents imply, as sorted strings.
+    static func rows(_ path: String) throws -> (table: [String], implied: [String]) {
+        let raw = try SQLiteConnection(path: path)
+        var table: [String] = []
+        let s = try raw.prepare("SELECT scope, field, hex(key), hex(doc) FROM field_index")
+        while try s.step() { table.append("\(s.text(0)) \(s.text(1)) \(s.text(2)) \(s.text(3))") }
+        s.reset()
+        var implied: [String] = []
+        try Schema.forEachStoredDocument(on: raw) { path, fields in
+            for (scope, doc) in IndexEntry.scopes(of: path) {
+                for e in try IndexEntry.entries(of: fields, limit: .max) {
+                    implied.append("\(scope) \(e.field) \(hex(e.key)) \(hex(doc))")
+                }
+            }
+        }
+        return (table.sorted(), implied.sorted())
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02X", $0) }.joined() }
+
+    static func pendingFrom(_ path: String) throws -> Int64? {
+        try Store.pendingFrom(on: SQLiteConnection(path: path))
+    }
+
+    /// The ids a query `where f == value` on `things` returns.
+    static func ids(_ store: Store, _ field: String, _ value: Int) async throws -> Set<String> {
+        let query = Query(source: .collection(try CollectionPath("things")),
+                          filter: .field(FieldFilter(field: try FieldPath(parsing: field), op: .equal, value: .int(Int64(value)))))
+        return Set(try await store.read { try $0.runQuery(query) }.map(\.path.id))
+    }
+
+    /// Random concurrent writes (creates, updates that move a field, deletes, several writes in one commit),
+    /// each round followed by queries checked against a model, then the table compared row for row.
+    @Test func queriesSeeEveryWriteAndTheMergedTableIsExact() async throws {
+        let dir = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let configuration = Self.configuration(dir)
+        let store = try Store(configuration: configuration)
+        var model: [String: Int] = [:]  // id -> value of `f`
+        var rng = SystemRandomNumberGenerator()
+        for round in 0..<30 {
+            var writes: [(String, Int?)] = []
+            for _ in 0..<Int.random(in: 1...12, using: &rng) {
+                let id = "t\(Int.random(in: 0..<25, using: &rng))"
+                writes.append((id, Int.random(in: 0..<10, using: &rng) == 0 ? nil : Int.random(in: 0..<4, using: &rng)))
+            }
+            // Each write its own job, submitted together so that batches and merge chunks interleave.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (id, value) in writes {
+                    group.addTask {
+                        try await store.write { context in
+                            let t = context.nextCommitTime()
+                            let path = try DocumentPath("things/\(id)")
+                            if let value {
+                                let body = #"{"f": \#(value), "g": "\#(id)-\#(value)", "tags": [\#(value), 9]}"#
+                                try context.put(StoredDocument(path: path, data: Array(body.utf8), createTime: t, updateTime: t),
+                                                commitTime: t)
+                            } else {
+                                try context.delete(path, commitTime: t)
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            // Concurrent jobs may land in any order: the model follows the stored state.
+            model = [:]
+            let stored = try await store.read(usesIndex: false) { context in
+                try context.allDocuments(after: nil, limit: 1_000)
+            }
+            for doc in stored { if case .int(let v)? = try doc.decoded().fields["f"] { model[doc.path.id] = Int(v) } }
+            if round % 3 == 0 {
+                for v in 0..<4 {
+                    let expected = Set(model.filter { $0.value == v }.keys)
+                    #expect(try await Self.ids(store, "f", v) == expected, "round \(round), f == \(v)")
+                }
+            }
+        }
+        try await store.mergeHeldIndexRows()
+        let (table, implied) = try Self.rows(configuration.databasePath)
+        #expect(table == implied)
+        #expect(!table.isEmpty)
+        store.close()
+        #expect(try Self.pendingFrom(configuration.databasePath) == nil)
+    }
+
+    /// A write another process makes (directly to the index) to documents whose rows this store still holds:
+    /// the held rows of the replaced versions never reach the table.
+    @Test func anotherProcessesWritesReplaceTheRowsThisStoreHolds() async throws {
+        let dir = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let configuration = Self.configuration(dir, rows: 100_000)
+        let store = try Store(configuration: configuration)
+        defer { store.close() }
+        for i in 0..<6 { try await put("things/t\(i)", #"{"f": 1}"#, in: store) }
+        #expect(try Self.pendingFrom(configuration.databasePath) != nil)
+        var tool = Store.Configuration(dataDirectory: dir)
+        tool.usesServedIndexDefinitions = true
+        let other = try Store(configuration: tool)
+        try await put("things/t0", #"{"f": 2}"#, in: other)
+        try await put("things/t1", #"{"g": 1}"#, in: other)
+        try await other.write { context in try context.delete(try DocumentPath("things/t2"), commitTime: context.nextCommitTime()) }
+        other.close()
+        // This store's next write sees the other process's changes first.
+        try await put("things/t3", #"{"f": 1, "h": true}"#, in: store)
+        #expect(try await Self.ids(store, "f", 1) == ["t3", "t4", "t5"])
+        #expect(try await Self.ids(store, "f", 2) == ["t0"])
+        let (table, implied) = try Self.rows(configuration.databasePath)
+        #expect(table == implied)
+    }
+
+    /// A crash image (the database and its WAL copied while the writer holds rows) opens with every row.
+    @Test func anUncleanStopLosesNoRow() async throws {
+        let dir = Self.folder(), copy = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir); try? FileManager.default.removeItem(atPath: copy) }
+        let configuration = Self.configuration(dir, rows: 100_000)
+        let store = try Store(configuration: configuration)
+        defer { store.close() }
+        for i in 0..<20 { try await put("things/t\(i)", #"{"f": \#(i % 3), "tags": [1, 2]}"#, in: store) }
+        try await put("things/t0", #"{"f": 2}"#, in: store)
+        try await store.write { context in try context.delete(try DocumentPath("things/t1"), commitTime: context.nextCommitTime()) }
+        #expect(try Self.pendingFrom(configuration.databasePath) != nil)
+        let (heldTable, _) = try Self.rows(configuration.databasePath)
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        for suffix in ["", "-wal"] {
+            try FileManager.default.copyItem(atPath: configuration.databasePath + suffix,
+                                             toPath: Store.Configuration(dataDirectory: copy).databasePath + suffix)
+        }
+        let (copied, implied) = try Self.rows(Store.Configuration(dataDirectory: copy).databasePath)
+        #expect(copied == heldTable && copied != implied, "the copy should lack the held rows")
+
+        let reopened = try Store(configuration: Self.configuration(copy))
+        #expect(try Self.pendingFrom(Store.Configuration(dataDirectory: copy).databasePath) == nil)
+        #expect(try await Self.ids(reopened, "f", 2) == ["t0", "t2", "t5", "t8", "t11", "t14", "t17"])
+        reopened.close()
+        let (table, restoredImplied) = try Self.rows(Store.Configuration(dataDirectory: copy).databasePath)
+        #expect(table == restoredImplied)
+    }
+}
