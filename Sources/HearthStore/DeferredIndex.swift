@@ -36,15 +36,6 @@ struct PendingRow {
         }
         return out
     }
-
-    /// The table's order (scope, field, key, doc), so that a merge walks the index from one end to the other.
-    static func precedes(_ a: PendingRow, _ b: PendingRow) -> Bool {
-        if a.scope != b.scope { return utf8Less(a.scope, b.scope) }
-        if a.field != b.field { return utf8Less(a.field, b.field) }
-        let c = compareKeys(a.key, b.key)
-        if c != 0 { return c < 0 }
-        return compareKeys(a.doc, b.doc) < 0
-    }
 }
 
 /// When the writer merges held rows into the index.
@@ -301,13 +292,63 @@ extension WriterState {
         }
     }
 
+    /// A row's place in the sort: plain integers, so that sorting moves no references (a row has four).
+    private struct SortItem {
+        var group: Int32
+        var key: Int32, keyCount: Int32
+        var doc: Int32, docCount: Int32
+        var row: Int32
+    }
+
+    private struct Group: Hashable {
+        var scope: String
+        var field: String
+    }
+
+    /// The rows in the table's order (scope, field, key, doc), with every key and document name copied into
+    /// one buffer that the comparisons read.
+    static func sorted(_ rows: [(row: PendingRow, path: DocumentPath)]) -> [(row: PendingRow, path: DocumentPath)] {
+        var groups: [Group: Int32] = [:]
+        var bytes: [UInt8] = []
+        var items: [SortItem] = []
+        items.reserveCapacity(rows.count)
+        for (i, (r, _)) in rows.enumerated() {
+            let g = Group(scope: r.scope, field: r.field)
+            let group: Int32
+            if let known = groups[g] { group = known } else { group = Int32(groups.count); groups[g] = group }
+            let key = Int32(bytes.count)
+            bytes += r.key
+            let doc = Int32(bytes.count)
+            bytes += r.doc
+            items.append(SortItem(group: group, key: key, keyCount: Int32(r.key.count), doc: doc, docCount: Int32(r.doc.count),
+                                  row: Int32(i)))
+        }
+        // Groups ranked by scope, then field.
+        let ordered = groups.keys.sorted { $0.scope != $1.scope ? utf8Less($0.scope, $1.scope) : utf8Less($0.field, $1.field) }
+        var rank = [Int32](repeating: 0, count: groups.count)
+        for (i, g) in ordered.enumerated() { rank[Int(groups[g]!)] = Int32(i) }
+        bytes.append(0)  // a base address even when every key is empty
+        bytes.withUnsafeBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            func compare(_ a: Int32, _ an: Int32, _ b: Int32, _ bn: Int32) -> Int {
+                let c = memcmp(base + Int(a), base + Int(b), Int(min(an, bn)))
+                return c != 0 ? Int(c) : Int(an - bn)
+            }
+            items.sort { x, y in
+                if x.group != y.group { return rank[Int(x.group)] < rank[Int(y.group)] }
+                let c = compare(x.key, x.keyCount, y.key, y.keyCount)
+                return c != 0 ? c < 0 : compare(x.doc, x.docCount, y.doc, y.docCount) < 0
+            }
+        }
+        return items.map { rows[Int($0.row)] }
+    }
+
     /// Moves every held row into a new merge, in the table's order.
     private func startMerge() {
         var rows: [(row: PendingRow, path: DocumentPath)] = []
         rows.reserveCapacity(deferred.rowCount)
         for (path, held) in deferred.documents { for r in held { rows.append((r, path)) } }
-        rows.sort { PendingRow.precedes($0.row, $1.row) }
-        deferred.merging = rows
+        deferred.merging = Self.sorted(rows)
         deferred.merged = 0
         deferred.mergingPaths = Set(deferred.documents.keys)
         deferred.stale = []
