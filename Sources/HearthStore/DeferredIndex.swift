@@ -147,11 +147,12 @@ struct DeferredIndexState {
     /// is deleted, has none).
     var documents: [DocumentPath: [PendingRow]] = [:]
     var rowCount = 0
-    /// The merge under way: its rows in the table's order, how many are done, and the documents changed
-    /// since it began (their rows in it are stale and skipped).
+    /// The merge under way: its documents' rows, sorted by another thread (`sorting`) into `merging`, how
+    /// many are done, and the documents changed since it began (their rows in it are stale and skipped).
+    var mergingDocuments: [DocumentPath: [PendingRow]] = [:]
+    var sorting: SortedRows?
     var merging: [(row: PendingRow, path: DocumentPath)] = []
     var merged = 0
-    var mergingPaths: Set<DocumentPath> = []
     var stale: Set<DocumentPath> = []
     /// `index_state.pending_from` as stored, and the first sequence of the rows held outside the merge.
     var storedSince: Int64?
@@ -159,7 +160,7 @@ struct DeferredIndexState {
     /// The last change-log sequence this writer has accounted for (its own or another process's).
     var knownSequence: Int64 = 0
 
-    var isMerging: Bool { merged < merging.count }
+    var isMerging: Bool { sorting != nil || merged < merging.count }
     var isEmpty: Bool { documents.isEmpty && !isMerging }
 }
 
@@ -176,10 +177,10 @@ extension WriterState {
         var paths = Set(foreign.map(\.path))
         if (foreign.first?.sequence ?? latest + 1) > deferred.knownSequence + 1 {
             paths.formUnion(deferred.documents.keys)
-            paths.formUnion(deferred.mergingPaths)
+            paths.formUnion(deferred.mergingDocuments.keys)
         }
         for path in paths {
-            let inMerge = deferred.isMerging && deferred.mergingPaths.contains(path) && !deferred.stale.contains(path)
+            let inMerge = deferred.isMerging && deferred.mergingDocuments[path] != nil && !deferred.stale.contains(path)
             guard deferred.documents[path] != nil || inMerge else { continue }
             hold(path, rows: try currentRows(path))
         }
@@ -197,7 +198,7 @@ extension WriterState {
     /// Holds a document's rows (nil: it has none to add), replacing any it held.
     func hold(_ path: DocumentPath, rows: [PendingRow]?) {
         if let old = deferred.documents.removeValue(forKey: path) { deferred.rowCount -= old.count }
-        if deferred.isMerging && deferred.mergingPaths.contains(path) { deferred.stale.insert(path) }
+        if deferred.isMerging && deferred.mergingDocuments[path] != nil { deferred.stale.insert(path) }
         if let rows, !rows.isEmpty {
             deferred.documents[path] = rows
             deferred.rowCount += rows.count
@@ -243,7 +244,8 @@ extension WriterState {
             // Enough rows held, or the change log about to keep more than its retention for them.
             let logFull = deferred.storedSince.map { deferred.knownSequence - $0 >= Int64(retention) } ?? false
             if !deferred.isMerging && deferred.rowCount < mergeLimits.rows && !logFull { return }
-            repeat { try mergeChunk(size: mergeLimits.chunk) } while deferred.isMerging && idle()
+            // Chunks go on while no write waits, and stop while the rows are still being sorted.
+            while try mergeChunk(size: mergeLimits.chunk) && deferred.isMerging && idle() {}
             if deferred.isEmpty { gate.mergedAll() }
         } catch {
             logger.error("cannot merge held index rows; they are kept and merged again later", metadata: ["error": "\(error)"])
@@ -252,17 +254,25 @@ extension WriterState {
 
     /// Merges every held row, then lets waiting readers go on.
     func mergeAll() throws {
-        repeat { try mergeChunk(size: .max) } while !deferred.isEmpty
+        repeat { try mergeChunk(size: .max, waiting: true) } while !deferred.isEmpty
         gate.mergedAll()
     }
 
     /// Merges the next `size` rows in one transaction, starting a merge of every held row first if none is
-    /// under way. The last chunk clears (or moves) `pending_from`.
-    func mergeChunk(size: Int) throws {
+    /// under way. The last chunk clears (or moves) `pending_from`. Returns false, having done nothing, while
+    /// the merge's rows are still being sorted, unless `waiting`.
+    @discardableResult
+    func mergeChunk(size: Int, waiting: Bool = false) throws -> Bool {
+        if !deferred.isMerging { startMerge() }
+        if let sorting = deferred.sorting {
+            guard let rows = sorting.take(waiting: waiting) else { return false }
+            deferred.merging = rows
+            deferred.merged = 0
+            deferred.sorting = nil
+        }
         try connection.execute("BEGIN IMMEDIATE")
         do {
             try absorbForeignChanges()
-            if !deferred.isMerging { startMerge() }
             let end = deferred.merged + min(size, deferred.merging.count - deferred.merged)
             let insert = try connection.prepare("INSERT OR IGNORE INTO field_index(scope, field, key, doc) VALUES (?, ?, ?, ?)")
             for i in deferred.merged..<end {
@@ -280,9 +290,12 @@ extension WriterState {
             try connection.execute("COMMIT")
             deferred.merged = end
             if finishing {
+                // Freed on the sorting thread: tens of thousands of rows' references.
+                let done = (deferred.merging, deferred.mergingDocuments)
+                SortedRows.queue.async { _ = done }
                 deferred.merging = []
                 deferred.merged = 0
-                deferred.mergingPaths = []
+                deferred.mergingDocuments = [:]
                 deferred.stale = []
                 deferred.storedSince = deferred.heldSince
             }
@@ -290,6 +303,7 @@ extension WriterState {
             try? connection.execute("ROLLBACK")
             throw error
         }
+        return true
     }
 
     /// A row's place in the sort: plain integers, so that sorting moves no references (a row has four).
@@ -343,18 +357,45 @@ extension WriterState {
         return items.map { rows[Int($0.row)] }
     }
 
-    /// Moves every held row into a new merge, in the table's order.
+    /// Moves every held row into a new merge; another thread puts them in the table's order meanwhile.
     private func startMerge() {
-        var rows: [(row: PendingRow, path: DocumentPath)] = []
-        rows.reserveCapacity(deferred.rowCount)
-        for (path, held) in deferred.documents { for r in held { rows.append((r, path)) } }
-        deferred.merging = Self.sorted(rows)
+        let documents = deferred.documents
+        deferred.mergingDocuments = documents
+        deferred.merging = []
         deferred.merged = 0
-        deferred.mergingPaths = Set(deferred.documents.keys)
+        deferred.sorting = documents.isEmpty ? nil : SortedRows(documents, count: deferred.rowCount)
         deferred.stale = []
         deferred.documents = [:]
         deferred.rowCount = 0
         deferred.heldSince = nil
+    }
+}
+
+/// The rows of a merge, sorted on a thread of their own so that the writer goes on with writes meanwhile.
+final class SortedRows: @unchecked Sendable {
+    static let queue = DispatchQueue(label: "hearth-index-sort")
+    private let condition = NSCondition()
+    private var rows: [(row: PendingRow, path: DocumentPath)]?
+
+    init(_ documents: [DocumentPath: [PendingRow]], count: Int) {
+        Self.queue.async { [self] in
+            var all: [(row: PendingRow, path: DocumentPath)] = []
+            all.reserveCapacity(count)
+            for (path, held) in documents { for r in held { all.append((r, path)) } }
+            let sorted = WriterState.sorted(all)
+            condition.lock()
+            rows = sorted
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    /// The sorted rows, or nil when they are not ready and `waiting` is false.
+    func take(waiting: Bool) -> [(row: PendingRow, path: DocumentPath)]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while rows == nil && waiting { condition.wait() }
+        return rows
     }
 }
 
