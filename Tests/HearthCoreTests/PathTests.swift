@@ -80,6 +80,25 @@ import Testing
 
     /// Ids that Swift's `==` holds equal (canonically equivalent) but whose bytes differ name different
     /// documents, as in Firestore and in the store's keys: `é` as one code point, and as `e` and an accent.
+    /// Auto ids are 20 characters of `[A-Za-z0-9]`, distinct, with every character about equally likely.
+    @Test func autoIDsAreTwentyUniformCharacters() throws {
+        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        var seen: Set<String> = []
+        var counts: [Character: Int] = [:]
+        for _ in 0..<2_000 {
+            let id = makeAutoID()
+            #expect(id.count == 20 && id.allSatisfy(alphabet.contains), "\(id)")
+            try validateID(id)
+            seen.insert(id)
+            for c in id { counts[c, default: 0] += 1 }
+        }
+        #expect(seen.count == 2_000)
+        // 40,000 characters: about 645 each; a skewed draw (a byte taken modulo 62 without rejection) would
+        // give the first eight characters about 25% more.
+        #expect(counts.count == 62)
+        #expect(counts.values.allSatisfy { (500...800).contains($0) }, "\(counts.sorted { $0.value < $1.value }.prefix(3))")
+    }
+
     @Test func pathsAreEqualByTheirBytes() throws {
         let composed = try DocumentPath("caf\u{E9}/x"), decomposed = try DocumentPath("cafe\u{301}/x")
         #expect("caf\u{E9}" == "cafe\u{301}")
