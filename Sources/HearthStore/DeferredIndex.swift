@@ -171,8 +171,10 @@ extension WriterState {
     /// there). When the log no longer has them all, every held document is derived again.
     func absorbForeignChanges() throws {
         let latest = try ReadContext.lastSequence(on: connection)
-        defer { deferred.knownSequence = max(deferred.knownSequence, latest) }
-        guard latest > deferred.knownSequence, !deferred.isEmpty else { return }
+        guard latest > deferred.knownSequence, !deferred.isEmpty else {
+            deferred.knownSequence = max(deferred.knownSequence, latest)
+            return
+        }
         let foreign = try ReadContext.changes(on: connection, after: deferred.knownSequence, through: latest)
         var paths = Set(foreign.map(\.path))
         if (foreign.first?.sequence ?? latest + 1) > deferred.knownSequence + 1 {
@@ -185,6 +187,8 @@ extension WriterState {
             hold(path, rows: try currentRows(path))
         }
         if deferred.heldSince == nil && !deferred.documents.isEmpty { deferred.heldSince = deferred.knownSequence + 1 }
+        // Only once every change is accounted for: a failed read here is read again by the next transaction.
+        deferred.knownSequence = latest
         gate.heldMore()
     }
 
