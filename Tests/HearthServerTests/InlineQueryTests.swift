@@ -72,6 +72,29 @@ import Testing
         ]
     }
 
+    /// With deferred index writes, a query right after writes finds them: it is routed (to wait for the merge
+    /// off the event loop) and the next one, with nothing held, is answered inline.
+    @Test func aQueryAfterWritesFindsThemAndTheNextIsInline() async throws {
+        try await TestServer.with { server, client in
+            let query = #"{"from": "cards", "where": [["n", ">=", 2]], "orderBy": [{"field": "n"}]}"#
+            func ids() async throws -> [String] {
+                let r = try await client.query(query)
+                #expect(r.status == 200)
+                guard case .array(let docs)? = r.json?["documents"] else { return [] }
+                return docs.compactMap { $0["path"]?.stringValue }
+            }
+            for n in 0..<5 { #expect(try await client.put("/v1/docs/cards/c\(n)", #"{"n": \#(n)}"#).status == 200) }
+            let before = try await InlineReadTests.metric("hearth_inline_queries_total", server) ?? 0
+            #expect(try await ids() == ["cards/c2", "cards/c3", "cards/c4"])
+            #expect(try await InlineReadTests.metric("hearth_inline_queries_total", server) == before)
+            #expect(try await ids() == ["cards/c2", "cards/c3", "cards/c4"])
+            #expect(try await InlineReadTests.metric("hearth_inline_queries_total", server) == before + 1)
+            #expect(try await client.patch("/v1/docs/cards/c3", #"{"n": 1}"#).status == 200)
+            #expect((200..<300).contains(try await client.delete("/v1/docs/cards/c4").status))
+            #expect(try await ids() == ["cards/c2"])
+        }
+    }
+
     /// One server answering cheap queries inline, one routing everything, each given the same writes,
     /// sign-ups and queries in the same order: every answer must match (times aside), and so must the
     /// request counts on `/metrics`.
