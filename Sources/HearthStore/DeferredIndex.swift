@@ -102,6 +102,13 @@ final class IndexMergeGate: @unchecked Sendable {
         lock.unlock()
     }
 
+    private var rowsHeld = 0
+
+    /// Rows held and not merged yet, as the writer last reported them.
+    var heldRows: Int { lock.withLock { rowsHeld } }
+
+    func report(heldRows: Int) { lock.withLock { rowsHeld = heldRows } }
+
     /// Whether a reader asked for a merge.
     var isRequested: Bool {
         lock.lock()
@@ -153,6 +160,7 @@ struct DeferredIndexState {
     var sorting: SortedRows?
     var merging: [(row: PendingRow, path: DocumentPath)] = []
     var merged = 0
+    var mergingRowCount = 0
     var stale: Set<DocumentPath> = []
     /// `index_state.pending_from` as stored, and the first sequence of the rows held outside the merge.
     var storedSince: Int64?
@@ -161,6 +169,8 @@ struct DeferredIndexState {
     var knownSequence: Int64 = 0
 
     var isMerging: Bool { sorting != nil || merged < merging.count }
+    /// Rows held or in the merge, not in the table yet.
+    var unmergedRows: Int { rowCount + mergingRowCount - merged }
     var isEmpty: Bool { documents.isEmpty && !isMerging }
 }
 
@@ -190,6 +200,7 @@ extension WriterState {
         // Only once every change is accounted for: a failed read here is read again by the next transaction.
         deferred.knownSequence = latest
         gate.heldMore()
+        gate.report(heldRows: deferred.unmergedRows)
     }
 
     /// The rows the stored version of a document has (nil when it is missing).
@@ -215,6 +226,7 @@ extension WriterState {
         for (path, rows) in staged { hold(path, rows: rows) }
         if deferred.heldSince == nil && !deferred.documents.isEmpty { deferred.heldSince = sequence }
         gate.heldMore()
+        gate.report(heldRows: deferred.unmergedRows)
     }
 
     /// Records, in the batch's transaction, that rows from `sequence` on may be missing from the table.
@@ -294,6 +306,7 @@ extension WriterState {
             try connection.execute("COMMIT")
             deferred.merged = end
             if finishing {
+                deferred.mergingRowCount = 0
                 // Freed on the sorting thread: tens of thousands of rows' references.
                 let done = (deferred.merging, deferred.mergingDocuments)
                 SortedRows.queue.async { _ = done }
@@ -303,6 +316,7 @@ extension WriterState {
                 deferred.stale = []
                 deferred.storedSince = deferred.heldSince
             }
+            gate.report(heldRows: deferred.unmergedRows)
         } catch {
             try? connection.execute("ROLLBACK")
             throw error
@@ -368,6 +382,7 @@ extension WriterState {
         deferred.merging = []
         deferred.merged = 0
         deferred.sorting = documents.isEmpty ? nil : SortedRows(documents, count: deferred.rowCount)
+        deferred.mergingRowCount = deferred.rowCount
         deferred.stale = []
         deferred.documents = [:]
         deferred.rowCount = 0

@@ -315,6 +315,9 @@ public final class Store: Sendable {
         commitHook.setMissed(body)
     }
 
+    /// Field-index rows the writer holds and has not merged yet (`defersIndexWrites`).
+    public var heldIndexRows: Int { indexGate.heldRows }
+
     /// Returns once every field-index row the writer holds (`defersIndexWrites`) is in the table.
     public func mergeHeldIndexRows() async throws {
         guard let target = indexGate.unmerged() else { return }

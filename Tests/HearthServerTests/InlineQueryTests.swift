@@ -85,7 +85,10 @@ import Testing
             }
             for n in 0..<5 { #expect(try await client.put("/v1/docs/cards/c\(n)", #"{"n": \#(n)}"#).status == 200) }
             let before = try await InlineReadTests.metric("hearth_inline_queries_total", server) ?? 0
+            // Two rows per card: `n` and the name.
+            #expect(try await InlineReadTests.metric("hearth_index_rows_held", server) == 10)
             #expect(try await ids() == ["cards/c2", "cards/c3", "cards/c4"])
+            #expect(try await InlineReadTests.metric("hearth_index_rows_held", server) == 0)
             #expect(try await InlineReadTests.metric("hearth_inline_queries_total", server) == before)
             #expect(try await ids() == ["cards/c2", "cards/c3", "cards/c4"])
             #expect(try await InlineReadTests.metric("hearth_inline_queries_total", server) == before + 1)

@@ -97,6 +97,7 @@ import Testing
             }
         }
         try await store.mergeHeldIndexRows()
+        #expect(store.heldIndexRows == 0)
         let (table, implied) = try Self.rows(configuration.databasePath)
         #expect(table == implied)
         #expect(!table.isEmpty)
@@ -114,6 +115,7 @@ import Testing
         defer { store.close() }
         for i in 0..<6 { try await put("things/t\(i)", #"{"f": 1}"#, in: store) }
         #expect(try Self.pendingFrom(configuration.databasePath) != nil)
+        #expect(store.heldIndexRows == 12)  // `f` and the name of each
         var tool = Store.Configuration(dataDirectory: dir)
         tool.usesServedIndexDefinitions = true
         let other = try Store(configuration: tool)
