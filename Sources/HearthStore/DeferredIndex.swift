@@ -38,6 +38,33 @@ struct PendingRow {
     }
 }
 
+/// What the writer holds for one document: its rows, or the fields they come from (a create's, whose rows
+/// the sorting thread derives, off the writer).
+enum HeldRows {
+    case rows([PendingRow])
+    case fields([String: Value], estimate: Int)
+
+    /// The rows (or at most that many, for fields).
+    var count: Int {
+        switch self {
+        case .rows(let rows): rows.count
+        case .fields(_, let estimate): estimate
+        }
+    }
+
+    /// The rows, under the index definitions in force.
+    func rows(of path: DocumentPath, composites: CompositeIndexes) -> [PendingRow] {
+        switch self {
+        case .rows(let rows):
+            return rows
+        case .fields(let fields, _):
+            // No limit: the write checked it.
+            let entries = (try? WriteContext.entries(of: fields, at: path, composites: composites, limit: .max)) ?? []
+            return PendingRow.rows(entries, of: path)
+        }
+    }
+}
+
 /// When the writer merges held rows into the index.
 public struct IndexMergeLimits: Sendable {
     /// Held rows that start a merge (about 8,000 documents of five indexed values).
@@ -152,11 +179,11 @@ final class IndexMergeGate: @unchecked Sendable {
 struct DeferredIndexState {
     /// Rows held per document, not part of a merge yet (a document whose rows are all in the table, or that
     /// is deleted, has none).
-    var documents: [DocumentPath: [PendingRow]] = [:]
+    var documents: [DocumentPath: HeldRows] = [:]
     var rowCount = 0
     /// The merge under way: its documents' rows, sorted by another thread (`sorting`) into `merging`, how
     /// many are done, and the documents changed since it began (their rows in it are stale and skipped).
-    var mergingDocuments: [DocumentPath: [PendingRow]] = [:]
+    var mergingDocuments: [DocumentPath: HeldRows] = [:]
     var sorting: SortedRows?
     var merging: [(row: PendingRow, path: DocumentPath)] = []
     var merged = 0
@@ -194,7 +221,7 @@ extension WriterState {
         for path in paths {
             let inMerge = deferred.isMerging && deferred.mergingDocuments[path] != nil && !deferred.stale.contains(path)
             guard deferred.documents[path] != nil || inMerge else { continue }
-            hold(path, rows: try currentRows(path))
+            hold(path, rows: try currentRows(path).map(HeldRows.rows))
         }
         if deferred.heldSince == nil && !deferred.documents.isEmpty { deferred.heldSince = deferred.knownSequence + 1 }
         // Only once every change is accounted for: a failed read here is read again by the next transaction.
@@ -211,17 +238,17 @@ extension WriterState {
     }
 
     /// Holds a document's rows (nil: it has none to add), replacing any it held.
-    func hold(_ path: DocumentPath, rows: [PendingRow]?) {
+    func hold(_ path: DocumentPath, rows: HeldRows?) {
         if let old = deferred.documents.removeValue(forKey: path) { deferred.rowCount -= old.count }
         if deferred.isMerging && deferred.mergingDocuments[path] != nil { deferred.stale.insert(path) }
-        if let rows, !rows.isEmpty {
+        if let rows, rows.count > 0 {
             deferred.documents[path] = rows
             deferred.rowCount += rows.count
         }
     }
 
     /// After a committed batch: holds the rows its jobs staged, in order.
-    func holdStaged(_ staged: [(DocumentPath, [PendingRow]?)], since sequence: Int64) {
+    func holdStaged(_ staged: [(DocumentPath, HeldRows?)], since sequence: Int64) {
         if staged.isEmpty { return }
         for (path, rows) in staged { hold(path, rows: rows) }
         if deferred.heldSince == nil && !deferred.documents.isEmpty { deferred.heldSince = sequence }
@@ -381,7 +408,7 @@ extension WriterState {
         deferred.mergingDocuments = documents
         deferred.merging = []
         deferred.merged = 0
-        deferred.sorting = documents.isEmpty ? nil : SortedRows(documents, count: deferred.rowCount)
+        deferred.sorting = documents.isEmpty ? nil : SortedRows(documents, count: deferred.rowCount, composites: composites)
         deferred.mergingRowCount = deferred.rowCount
         deferred.stale = []
         deferred.documents = [:]
@@ -396,11 +423,11 @@ final class SortedRows: @unchecked Sendable {
     private let condition = NSCondition()
     private var rows: [(row: PendingRow, path: DocumentPath)]?
 
-    init(_ documents: [DocumentPath: [PendingRow]], count: Int) {
+    init(_ documents: [DocumentPath: HeldRows], count: Int, composites: CompositeIndexes) {
         Self.queue.async { [self] in
             var all: [(row: PendingRow, path: DocumentPath)] = []
             all.reserveCapacity(count)
-            for (path, held) in documents { for r in held { all.append((r, path)) } }
+            for (path, held) in documents { for r in held.rows(of: path, composites: composites) { all.append((r, path)) } }
             let sorted = WriterState.sorted(all)
             condition.lock()
             rows = sorted

@@ -536,7 +536,7 @@ final class WriterState: @unchecked Sendable {
             current = nil
             return
         }
-        var staged: [(DocumentPath, [PendingRow]?)] = []
+        var staged: [(DocumentPath, HeldRows?)] = []
         for job in jobs {
             let context = WriteContext(connection: connection, writer: self)
             let state = WriteJobState(context: context)

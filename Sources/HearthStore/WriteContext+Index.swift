@@ -6,13 +6,21 @@ extension WriteContext {
     /// from `previous` (the fields stored before, or nil when the document did not exist).
     public func put(_ document: StoredDocument, fields: [String: Value], previous: [String: Value]?,
                     commitTime: Timestamp) throws {
+        if writer.defersIndexWrites, previous == nil, writer.composites.of(document.path.collectionID).isEmpty {
+            // A create: its rows are derived later, off this thread, once the entries' count is known to fit.
+            let estimate = IndexEntry.maximumCount(of: fields)
+            if estimate > writer.maxIndexEntries { _ = try entries(of: fields, at: document.path) }
+            try putRow(document, commitTime: commitTime)
+            staged.append((document.path, .fields(fields, estimate: estimate)))
+            return
+        }
         let new = try entries(of: fields, at: document.path)
         let old = try previous.map { fields throws(HearthError) in try entries(of: fields, at: document.path, stored: true) } ?? []
         try putRow(document, commitTime: commitTime)
         if writer.defersIndexWrites {
             // Every row of the new version is held: the old version's may be held too, not in the table yet.
             try updateIndex(document.path, removing: old.subtracting(new), adding: [])
-            staged.append((document.path, PendingRow.rows(new, of: document.path)))
+            staged.append((document.path, .rows(PendingRow.rows(new, of: document.path))))
         } else {
             try updateIndex(document.path, removing: old.subtracting(new), adding: new.subtracting(old))
         }

@@ -7,7 +7,7 @@ public final class WriteContext {
     unowned let writer: WriterState
     var changes: [ChangeRecord] = []
     /// With deferred index writes: the rows each changed document adds (nil: none), held once the batch commits.
-    var staged: [(DocumentPath, [PendingRow]?)] = []
+    var staged: [(DocumentPath, HeldRows?)] = []
 
     init(connection: SQLiteConnection, writer: WriterState) {
         self.connection = connection

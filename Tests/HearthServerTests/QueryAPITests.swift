@@ -235,6 +235,10 @@ import Testing
             #expect(result.status == 400)
             #expect(result.errorMessage?.contains("index entries") == true)
             #expect(try await client.get("/v1/docs/big/one").status == 404)
+            // Equal elements are one entry: 40,001 of them fit (three entries in all), and are found.
+            let same = "[" + Array(repeating: "7", count: 40_001).joined(separator: ",") + "]"
+            #expect(try await client.put("/v1/docs/big/two", #"{"items": \#(same)}"#).status == 200)
+            #expect(try await client.query(#"{"from": "big", "where": [["items", "array-contains", 7]]}"#).documentIDs == ["two"])
         }
     }
 }
