@@ -154,8 +154,72 @@ final class IndexMergeGate: @unchecked Sendable {
         for (_, c) in ready { c.resume() }
     }
 
+    // Readers on their own threads: a reader whose snapshot may lack held rows asks the writer to merge
+    // everything and then to wait, commits held back, until the reader has begun a read transaction.
+    private let pause = NSCondition()
+    private var paused = false
+    private var pauseWaiters = 0
+    private var pauseRequested = false
+    private var pauseFailure: (any Error)?
+
+    /// Blocks the calling (reader) thread until the writer has merged every row it holds and waits for it;
+    /// the caller must then begin its read transaction and call `endPause()`. `request` wakes the writer.
+    func waitForPause(request: () -> Bool) throws {
+        pause.lock()
+        pauseWaiters += 1
+        let ask = !pauseRequested
+        pauseRequested = true
+        if ask { pauseFailure = nil }
+        pause.unlock()
+        if ask {
+            lock.withLock { requested = true }
+            if !request() { close() }
+        }
+        pause.lock()
+        defer { pause.unlock() }
+        while !paused {
+            if let failure = pauseFailure {
+                pauseWaiters -= 1
+                throw failure
+            }
+            if lock.withLock({ closed }) {
+                pauseWaiters -= 1
+                pause.broadcast()
+                throw HearthError.unavailable("the server is shutting down")
+            }
+            pause.wait(until: Date().addingTimeInterval(0.05))
+        }
+    }
+
+    /// The reader has begun its read transaction: the writer may go on.
+    func endPause() {
+        pause.lock()
+        pauseWaiters -= 1
+        pause.broadcast()
+        pause.unlock()
+    }
+
+    /// Writer: every held row is merged; waits (at most `timeout`) while the readers that asked begin their
+    /// read transactions. A reader that was too slow finds rows held again and asks again.
+    func pauseForReaders(timeout: TimeInterval = 0.05) {
+        pause.lock()
+        defer { pause.unlock() }
+        guard pauseRequested else { return }
+        pauseRequested = false
+        paused = true
+        pause.broadcast()
+        let deadline = Date().addingTimeInterval(timeout)
+        while pauseWaiters > 0 && Date() < deadline { pause.wait(until: deadline) }
+        paused = false
+    }
+
     /// A merge failed: the readers waiting for it fail too, and the next read asks again.
     func failWaiting(_ error: any Error) {
+        pause.lock()
+        pauseRequested = false
+        pauseFailure = error
+        pause.broadcast()
+        pause.unlock()
         lock.lock()
         requested = false
         let stranded = waiters
@@ -166,6 +230,9 @@ final class IndexMergeGate: @unchecked Sendable {
 
     /// The writer stopped: waiting readers fail.
     func close() {
+        pause.lock()
+        pause.broadcast()
+        pause.unlock()
         lock.lock()
         closed = true
         let stranded = waiters
@@ -276,6 +343,7 @@ extension WriterState {
                     gate.failWaiting(error)
                     throw error
                 }
+                gate.pauseForReaders()
                 return
             }
             if deferred.isEmpty {

@@ -6,9 +6,7 @@ extension Store {
     /// changes after that position.
     public func readAtPosition<T: Sendable>(_ body: @escaping @Sendable (ReadContext, LogPosition) throws -> T) async throws -> T {
         try await read { context in
-            try context.connection.execute("BEGIN")
-            defer { try? context.connection.execute("COMMIT") }
-            return try body(context, try context.logPosition())
+            try context.inSnapshot { try body(context, try context.logPosition()) }
         }
     }
 }

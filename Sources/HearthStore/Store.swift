@@ -106,6 +106,7 @@ public final class Store: Sendable {
     /// Opens the store, creating and migrating the database file as needed.
     public init(configuration: Configuration, logger: Logger = Logger(label: "hearth.store")) throws {
         self.configuration = configuration
+        defersIndexWrites = configuration.defersIndexWrites && !configuration.usesServedIndexDefinitions
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         let path = configuration.databasePath
         // The writer's connection gathers each commit's WAL frames into one write instead of two per frame;
@@ -315,6 +316,44 @@ public final class Store: Sendable {
         commitHook.setMissed(body)
     }
 
+    /// Whether this store defers index writes (`Configuration.defersIndexWrites`, and not a tool's store).
+    let defersIndexWrites: Bool
+
+    /// Runs `body` in a read transaction whose snapshot has every field-index row of the documents it has:
+    /// when rows are held, the writer merges them and holds commits back while the transaction begins.
+    /// (Waiting for the merge before beginning would not do: a write could commit in between, its document
+    /// in the snapshot and its rows not in the index.)
+    func withIndexSnapshot<T>(_ connection: SQLiteConnection, _ body: () throws -> T) throws -> T {
+        while true {
+            let paused = indexGate.unmerged() != nil
+            if paused { try indexGate.waitForPause { writer.submit { state in state.current!.onCommit = { _ in } } } }
+            do {
+                try beginSnapshot(connection)
+            } catch {
+                if paused { indexGate.endPause() }
+                throw error
+            }
+            if paused { indexGate.endPause() }
+            // Rows held as of the snapshot were counted before their commit was visible (`runBatch`).
+            if indexGate.unmerged() == nil {
+                defer { try? connection.execute("COMMIT") }
+                return try body()
+            }
+            try? connection.execute("ROLLBACK")
+        }
+    }
+
+    /// Begins a read transaction and takes its snapshot (SQLite takes it at the first read).
+    func beginSnapshot(_ connection: SQLiteConnection) throws {
+        try connection.execute("BEGIN")
+        do {
+            _ = try connection.scalarInt("SELECT pending_from FROM index_state")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
     /// Field-index rows the writer holds and has not merged yet (`defersIndexWrites`).
     public var heldIndexRows: Int { indexGate.heldRows }
 
@@ -328,10 +367,13 @@ public final class Store: Sendable {
     /// row of it: a read first waits for the writer to merge the rows it holds (`DeferredIndex.swift`), unless
     /// `usesIndex` is false (reads of other tables).
     public func read<T: Sendable>(usesIndex: Bool = true, _ body: @escaping @Sendable (ReadContext) throws -> T) async throws -> T {
-        if usesIndex { try await mergeHeldIndexRows() }
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let accepted = readers.submit { [statistics, composites] connection in
-                continuation.resume(with: Result { try body(ReadContext(connection: connection, statistics: statistics, composites: composites)) })
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let accepted = readers.submit { [self] connection in
+                continuation.resume(with: Result {
+                    let context = ReadContext(connection: connection, statistics: statistics, composites: composites)
+                    guard usesIndex && defersIndexWrites else { return try body(context) }
+                    return try withIndexSnapshot(connection) { try body(context) }
+                })
             }
             if !accepted { continuation.resume(throwing: HearthError.unavailable("the server is shutting down")) }
         }
@@ -359,8 +401,15 @@ public final class Store: Sendable {
     /// It also throws `ReadBudgetExceeded` at once while the writer holds index rows not merged yet, since
     /// the calling thread must not wait for the merge.
     public func boundedRead<T>(instructions: Int, _ body: (ReadContext) throws -> T) throws -> T {
-        if indexGate.unmerged() != nil { throw ReadBudgetExceeded() }
+        if defersIndexWrites && indexGate.unmerged() != nil { throw ReadBudgetExceeded() }
         return try pointReaders.with { connection in
+            if defersIndexWrites {
+                try beginSnapshot(connection)
+                if indexGate.unmerged() != nil {
+                    try? connection.execute("ROLLBACK")
+                    throw ReadBudgetExceeded()
+                }
+            }
             let (result, exceeded) = connection.withInstructionLimit(instructions) {
                 try body(ReadContext(connection: connection, statistics: statistics, composites: composites))
             }
@@ -563,7 +612,11 @@ final class WriterState: @unchecked Sendable {
                         try trimChangeLog()
                     }
                 }
-                if staged.contains(where: { $0.1 != nil }), let first = changes.first?.sequence { try markPending(from: first) }
+                if staged.contains(where: { $0.1 != nil }), let first = changes.first?.sequence {
+                    try markPending(from: first)
+                    // Before the commit is visible: a reader whose snapshot has it then finds rows held.
+                    gate.heldMore()
+                }
                 try connection.prepare("COMMIT").run()
                 if let first = changes.first?.sequence {
                     deferred.knownSequence = max(deferred.knownSequence, changes.last!.sequence)

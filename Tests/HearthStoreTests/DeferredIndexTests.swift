@@ -105,6 +105,45 @@ import Testing
         #expect(try Self.pendingFrom(configuration.databasePath) == nil)
     }
 
+    /// Queries racing updates: every document always has `a`, so a query ordered by `a` must return all of
+    /// them, whatever commits land while it starts. (A read that waited for the merge and then began its
+    /// snapshot could see an update whose old row was removed and whose new row was still held.)
+    @Test func queriesRacingUpdatesSeeEveryDocument() async throws {
+        let dir = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store(configuration: Self.configuration(dir, rows: 400, chunk: 50))
+        defer { store.close() }
+        let n = 20
+        for i in 0..<n { try await put("things/t\(i)", #"{"a": \#(i)}"#, in: store) }
+        let query = Query(source: .collection(try CollectionPath("things")),
+                          orderBy: [Query.Order(try FieldPath(parsing: "a"), .ascending)])
+        let deadline = ContinuousClock.now + .milliseconds(1_500)
+        let counts = try await withThrowingTaskGroup(of: [Int].self) { group in
+            for w in 0..<4 {
+                group.addTask {
+                    var k = 0
+                    while ContinuousClock.now < deadline {
+                        try await put("things/t\((k * 7 + w) % n)", #"{"a": \#(Int.random(in: 0..<1_000))}"#, in: store)
+                        k += 1
+                    }
+                    return []
+                }
+            }
+            for _ in 0..<2 {
+                group.addTask {
+                    var seen: [Int] = []
+                    while ContinuousClock.now < deadline { seen.append(try await store.read { try $0.runQuery(query) }.count) }
+                    return seen
+                }
+            }
+            var all: [Int] = []
+            for try await part in group { all += part }
+            return all
+        }
+        #expect(counts.count > 20)
+        #expect(counts.allSatisfy { $0 == n }, "query result sizes: \(Set(counts).sorted())")
+    }
+
     /// A write another process makes (directly to the index) to documents whose rows this store still holds:
     /// the held rows of the replaced versions never reach the table.
     @Test func anotherProcessesWritesReplaceTheRowsThisStoreHolds() async throws {
