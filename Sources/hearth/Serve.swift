@@ -22,7 +22,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (default 8080).") var port: Int?
     @Option(help: "Durability: NORMAL (default; survives process crashes, WAL synced within 50 ms) or FULL (every acknowledged commit synced to disk).") var synchronous: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
-    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, logLevel, rules, indexes, dev (true or false), and the account settings below by their names (argon2Memory, accessTokenLifetime…).") var config: String?
+    @Option(help: "Field-index writes: deferred (default; merged in key order after the commit, queries wait for them) or immediate (in each write's commit).") var indexWrites: String?
+    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, indexWrites, logLevel, rules, indexes, dev (true or false), and the account settings below by their names (argon2Memory, accessTokenLifetime…).") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
     @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
     @Option(help: "Composite indexes and single-field overrides (Firestore's firestore.indexes.json format); entries are built or dropped at start.") var indexes: String?
@@ -49,6 +50,13 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("synchronous must be FULL or NORMAL, got \(text)")
             }
             configuration.synchronous = value
+        }
+        if let text = setting(indexWrites, "HEARTH_INDEX_WRITES", "indexWrites") {
+            switch text.lowercased() {
+            case "deferred": configuration.defersIndexWrites = true
+            case "immediate": configuration.defersIndexWrites = false
+            default: throw ValidationError("indexWrites must be deferred or immediate, got \(text)")
+            }
         }
         if let text = setting(logLevel, "HEARTH_LOG_LEVEL", "logLevel") {
             guard let value = Logger.Level(rawValue: text.lowercased()) else { throw ValidationError("unknown log level \(text)") }
@@ -80,7 +88,7 @@ struct Serve: AsyncParsableCommand {
         guard let bytes = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
         guard case .object(let pairs) = try JSON.parse(Array(bytes)) else { throw ValidationError("config file must hold a JSON object") }
         var out: [String: String] = [:]
-        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "logLevel", "rules", "indexes", "dev"]
+        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "indexWrites", "logLevel", "rules", "indexes", "dev"]
         known.formUnion(AuthOptions.configKeys)
         for (key, value) in pairs {
             guard known.contains(key) else {

@@ -52,6 +52,7 @@ import Testing
             (#"{"port": "eighty"}"#, "port must be 0-65535, got eighty"),
             (#"{"dev": "yes"}"#, "'dev' in"),
             (#"{"synchronous": "sometimes"}"#, "synchronous must be FULL or NORMAL"),
+            (#"{"indexWrites": "later"}"#, "indexWrites must be deferred or immediate, got later"),
             (#"{"logLevel": "loud"}"#, "unknown log level loud"),
             (#"{"accessTokenLifetime": 0}"#, "accessTokenLifetime must be an integer from 1"),
             (#"{"trustForwardedFor": "maybe"}"#, "trustForwardedFor must be true or false"),
