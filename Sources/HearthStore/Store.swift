@@ -323,19 +323,20 @@ public final class Store: Sendable {
     /// when rows are held, the writer merges them and holds commits back while the transaction begins.
     /// (Waiting for the merge before beginning would not do: a write could commit in between, its document
     /// in the snapshot and its rows not in the index.)
-    func withIndexSnapshot<T>(_ connection: SQLiteConnection, _ body: () throws -> T) throws -> T {
+    static func withIndexSnapshot<T>(_ connection: SQLiteConnection, gate: IndexMergeGate, writer: WorkerThreads<WriterState>,
+                                     _ body: () throws -> T) throws -> T {
         while true {
-            let paused = indexGate.unmerged() != nil
-            if paused { try indexGate.waitForPause { writer.submit { state in state.current!.onCommit = { _ in } } } }
+            let paused = gate.unmerged() != nil
+            if paused { try gate.waitForPause { writer.submit { state in state.current!.onCommit = { _ in } } } }
             do {
                 try beginSnapshot(connection)
             } catch {
-                if paused { indexGate.endPause() }
+                if paused { gate.endPause() }
                 throw error
             }
-            if paused { indexGate.endPause() }
+            if paused { gate.endPause() }
             // Rows held as of the snapshot were counted before their commit was visible (`runBatch`).
-            if indexGate.unmerged() == nil {
+            if gate.unmerged() == nil {
                 defer { try? connection.execute("COMMIT") }
                 return try body()
             }
@@ -344,7 +345,7 @@ public final class Store: Sendable {
     }
 
     /// Begins a read transaction and takes its snapshot (SQLite takes it at the first read).
-    func beginSnapshot(_ connection: SQLiteConnection) throws {
+    static func beginSnapshot(_ connection: SQLiteConnection) throws {
         try connection.execute("BEGIN")
         do {
             _ = try connection.scalarInt("SELECT pending_from FROM index_state")
@@ -368,11 +369,13 @@ public final class Store: Sendable {
     /// `usesIndex` is false (reads of other tables).
     public func read<T: Sendable>(usesIndex: Bool = true, _ body: @escaping @Sendable (ReadContext) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let accepted = readers.submit { [self] connection in
+            // The job holds the store's parts, not the store: a store outlived by a job would end on that thread.
+            let accepted = readers.submit { [statistics, composites, indexGate, weak writer, defersIndexWrites] connection in
                 continuation.resume(with: Result {
                     let context = ReadContext(connection: connection, statistics: statistics, composites: composites)
                     guard usesIndex && defersIndexWrites else { return try body(context) }
-                    return try withIndexSnapshot(connection) { try body(context) }
+                    guard let writer else { throw HearthError.unavailable("the server is shutting down") }
+                    return try Self.withIndexSnapshot(connection, gate: indexGate, writer: writer) { try body(context) }
                 })
             }
             if !accepted { continuation.resume(throwing: HearthError.unavailable("the server is shutting down")) }
@@ -404,7 +407,7 @@ public final class Store: Sendable {
         if defersIndexWrites && indexGate.unmerged() != nil { throw ReadBudgetExceeded() }
         return try pointReaders.with { connection in
             if defersIndexWrites {
-                try beginSnapshot(connection)
+                try Self.beginSnapshot(connection)
                 if indexGate.unmerged() != nil {
                     try? connection.execute("ROLLBACK")
                     throw ReadBudgetExceeded()

