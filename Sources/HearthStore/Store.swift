@@ -369,7 +369,7 @@ public final class Store: Sendable {
     /// `usesIndex` is false (reads of other tables).
     public func read<T: Sendable>(usesIndex: Bool = true, _ body: @escaping @Sendable (ReadContext) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            // The job holds the store's parts, not the store: a store outlived by a job would end on that thread.
+            // The job holds the parts of the store it uses.
             let accepted = readers.submit { [statistics, composites, indexGate, weak writer, defersIndexWrites] connection in
                 continuation.resume(with: Result {
                     let context = ReadContext(connection: connection, statistics: statistics, composites: composites)

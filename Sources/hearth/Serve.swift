@@ -81,10 +81,6 @@ struct Serve: AsyncParsableCommand {
         let group = ServiceGroup(configuration: .init(
             services: [app, services.feed], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "hearth")))
         try await group.run()
-        // The store is closed. What the server built stays alive until the process exits: let go of here, the
-        // last references would go with tasks that the runtime frees on its own threads while the main thread
-        // exits, and freeing objects during exit crashed the process ("free(): invalid pointer").
-        ProcessLifetime.keep(app, services)
     }
 
     func loadConfigFile() throws -> [String: String] {
@@ -111,12 +107,4 @@ struct Serve: AsyncParsableCommand {
         }
         return out
     }
-}
-
-/// Objects kept until the process exits (see `Serve.run`).
-enum ProcessLifetime {
-    nonisolated(unsafe) private static var kept: [Any] = []
-
-    /// Called once, by the main task, after everything stopped.
-    static func keep(_ objects: Any...) { kept += objects }
 }
