@@ -72,6 +72,9 @@ public struct IndexMergeLimits: Sendable {
     /// Rows per merge transaction: the writer runs one chunk between two batches of writes, so a write waits
     /// for at most one chunk.
     public var chunk: Int = 2_000
+    /// After a read had to wait for held rows, writes put their rows in the table in their own commits for
+    /// this long (seconds; 0: they never do). Reads that keep coming would each wait for a merge.
+    public var directAfterWait: Double = 1
     public init() {}
 }
 
@@ -95,6 +98,7 @@ final class IndexMergeGate: @unchecked Sendable {
     /// Waits until the rows of generation `target` are merged; `request` (called at most once for all the
     /// waiters of one merge) asks the writer for it and returns false when the writer no longer takes jobs.
     func wait(for target: UInt64, request: () -> Bool) async throws {
+        noteWait()
         switch prepare(target) {
         case .ready: return
         case .closed: throw HearthError.unavailable("the server is shutting down")
@@ -120,6 +124,19 @@ final class IndexMergeGate: @unchecked Sendable {
         if closed { lock.unlock(); c.resume(throwing: HearthError.unavailable("the server is shutting down")); return }
         waiters.append((target, c))
         lock.unlock()
+    }
+
+    /// When a read last had to wait for held rows (`DispatchTime` nanoseconds; 0: never).
+    private var lastWait: UInt64 = 0
+
+    /// A read has to wait for held rows.
+    func noteWait() { lock.withLock { lastWait = DispatchTime.now().uptimeNanoseconds } }
+
+    /// Whether a read had to wait for held rows within `seconds`: while reads come, the writer writes rows in
+    /// each commit instead, so that they do not wait for merges.
+    func waitedRecently(within seconds: Double) -> Bool {
+        let last = lock.withLock { lastWait }
+        return last != 0 && DispatchTime.now().uptimeNanoseconds - last < UInt64(seconds * 1e9)
     }
 
     /// The writer holds more rows.
@@ -165,6 +182,7 @@ final class IndexMergeGate: @unchecked Sendable {
     /// Blocks the calling (reader) thread until the writer has merged every row it holds and waits for it;
     /// the caller must then begin its read transaction and call `endPause()`. `request` wakes the writer.
     func waitForPause(request: () -> Bool) throws {
+        noteWait()
         pause.lock()
         pauseWaiters += 1
         let ask = !pauseRequested
@@ -269,6 +287,21 @@ struct DeferredIndexState {
 }
 
 extension WriterState {
+    /// Whether this batch holds the rows its writes add: deferring, and no read had to wait for held rows in
+    /// the last second. Reads that keep coming (a mixed load) would each wait for a merge; their writes are
+    /// cheaper written in place, as without deferral.
+    func decideDeferral() {
+        defersNow = defersIndexWrites
+            && !(mergeLimits.directAfterWait > 0 && gate.waitedRecently(within: mergeLimits.directAfterWait))
+    }
+
+    /// Whether rows of this document are held (outside the table): its next write must hold all of its rows.
+    func holdsRows(of path: DocumentPath) -> Bool {
+        guard defersIndexWrites else { return false }
+        if deferred.documents[path] != nil { return true }
+        return deferred.isMerging && deferred.mergingDocuments[path] != nil && !deferred.stale.contains(path)
+    }
+
     /// Accounts for the changes other processes logged since the writer last looked, inside a write
     /// transaction: each document they changed whose rows this writer still holds gets its rows derived again
     /// from what is stored now (they maintained the table for the version they replaced as if its rows were

@@ -99,7 +99,7 @@ public final class Store: Sendable {
     private let pointReaders: ConnectionPool
     private let documentCache: DecodedDocumentCache
     private let syncer: Syncer
-    private let indexGate = IndexMergeGate()
+    let indexGate = IndexMergeGate()
     /// The composite indexes in force (`Configuration.compositeIndexes`).
     public let composites: CompositeIndexes
 
@@ -539,6 +539,8 @@ final class WriterState: @unchecked Sendable {
     let mergeLimits: IndexMergeLimits
     let gate: IndexMergeGate
     var deferred = DeferredIndexState()
+    /// Whether the batch under way holds its rows (`decideDeferral`).
+    var defersNow = false
 
     init(connection: SQLiteConnection, retention: Int, trimInterval: Int, composites: CompositeIndexes, maxIndexEntries: Int,
          documentCache: DecodedDocumentCache, defersIndexWrites: Bool = false, mergeLimits: IndexMergeLimits = .init(),
@@ -589,6 +591,7 @@ final class WriterState: @unchecked Sendable {
             return
         }
         var staged: [(DocumentPath, HeldRows?)] = []
+        decideDeferral()
         for job in jobs {
             let context = WriteContext(connection: connection, writer: self)
             let state = WriteJobState(context: context)

@@ -6,7 +6,7 @@ extension WriteContext {
     /// from `previous` (the fields stored before, or nil when the document did not exist).
     public func put(_ document: StoredDocument, fields: [String: Value], previous: [String: Value]?,
                     commitTime: Timestamp) throws {
-        if writer.defersIndexWrites, previous == nil, writer.composites.of(document.path.collectionID).isEmpty {
+        if writer.defersNow, previous == nil, writer.composites.of(document.path.collectionID).isEmpty {
             // A create: its rows are derived later, off this thread, once the entries' count is known to fit.
             let estimate = IndexEntry.maximumCount(of: fields)
             if estimate > writer.maxIndexEntries { _ = try entries(of: fields, at: document.path) }
@@ -17,7 +17,7 @@ extension WriteContext {
         let new = try entries(of: fields, at: document.path)
         let old = try previous.map { fields throws(HearthError) in try entries(of: fields, at: document.path, stored: true) } ?? []
         try putRow(document, commitTime: commitTime)
-        if writer.defersIndexWrites {
+        if writer.defersNow || writer.holdsRows(of: document.path) {
             // Every row of the new version is held: the old version's may be held too, not in the table yet.
             try updateIndex(document.path, removing: old.subtracting(new), adding: [])
             staged.append((document.path, .rows(PendingRow.rows(new, of: document.path))))
@@ -32,7 +32,7 @@ extension WriteContext {
     public func delete(_ path: DocumentPath, previous: [String: Value]?, commitTime: Timestamp) throws -> Bool {
         guard try deleteRow(path, commitTime: commitTime) else { return false }
         if let previous { try updateIndex(path, removing: try entries(of: previous, at: path, stored: true), adding: []) }
-        if writer.defersIndexWrites { staged.append((path, nil)) }
+        if writer.defersNow || writer.holdsRows(of: path) { staged.append((path, nil)) }
         return true
     }
 

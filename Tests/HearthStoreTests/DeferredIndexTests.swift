@@ -8,11 +8,13 @@ import Testing
 /// documents imply; after an unclean stop, opening the store adds back the rows that were only in memory.
 @Suite struct DeferredIndexTests {
     /// A deferring store with small merge limits, so that merges start often and run in many chunks.
-    static func configuration(_ directory: String, rows: Int = 24, chunk: Int = 5) -> Store.Configuration {
+    static func configuration(_ directory: String, rows: Int = 24, chunk: Int = 5, directAfterWait: Double = 0) -> Store.Configuration {
         var c = Store.Configuration(dataDirectory: directory)
         c.defersIndexWrites = true
         c.indexMerge.rows = rows
         c.indexMerge.chunk = chunk
+        // 0: rows stay held while queries come, so that they race the merges.
+        c.indexMerge.directAfterWait = directAfterWait
         return c
     }
 
@@ -50,11 +52,13 @@ import Testing
     }
 
     /// Random concurrent writes (creates, updates that move a field, deletes, several writes in one commit),
-    /// each round followed by queries checked against a model, then the table compared row for row.
-    @Test func queriesSeeEveryWriteAndTheMergedTableIsExact() async throws {
+    /// each round followed by queries checked against a model, then the table compared row for row. With
+    /// `directAfterWait`, writes after a query put their rows in the table directly, and documents still
+    /// held when that starts keep being held.
+    @Test(arguments: [0, 0.05]) func queriesSeeEveryWriteAndTheMergedTableIsExact(directAfterWait: Double) async throws {
         let dir = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let configuration = Self.configuration(dir)
+        let configuration = Self.configuration(dir, directAfterWait: directAfterWait)
         let store = try Store(configuration: configuration)
         var model: [String: Int] = [:]  // id -> value of `f`
         var rng = SystemRandomNumberGenerator()
@@ -142,6 +146,27 @@ import Testing
         }
         #expect(counts.count >= 4, "only \(counts.count) queries ran")
         #expect(counts.allSatisfy { $0 == n }, "query result sizes: \(Set(counts).sorted())")
+    }
+
+    /// Writes put their rows in the table directly after a read waited, except for documents whose rows are
+    /// still held: those keep being held whole, or their held rows of the old version would reach the table.
+    @Test func directWritesKeepHoldingWhatIsHeld() async throws {
+        let dir = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let configuration = Self.configuration(dir, rows: 100_000, directAfterWait: 60)
+        let store = try Store(configuration: configuration)
+        defer { store.close() }
+        try await put("things/p", #"{"f": 1, "g": 1}"#, in: store)
+        try await put("things/q", #"{"f": 1}"#, in: store)
+        #expect(store.heldIndexRows == 5)
+        store.indexGate.noteWait()  // as a read that found rows held does, before it asks for the merge
+        try await put("things/p", #"{"f": 2, "g": 1}"#, in: store)
+        try await put("things/r", #"{"f": 2}"#, in: store)  // not held: its rows go in directly
+        #expect(store.heldIndexRows == 5)
+        #expect(try await Self.ids(store, "f", 1) == ["q"])
+        #expect(try await Self.ids(store, "f", 2) == ["p", "r"])
+        let (table, implied) = try Self.rows(configuration.databasePath)
+        #expect(table == implied)
     }
 
     /// A write another process makes (directly to the index) to documents whose rows this store still holds:
