@@ -233,13 +233,18 @@ final class IndexMergeGate: @unchecked Sendable {
 
     /// A merge failed: the readers waiting for it fail too, and the next read asks again.
     func failWaiting(_ error: any Error) {
+        fail(error) { pauseRequested = false; pauseFailure = error } whileLocked: { requested = false }
+    }
+
+    /// Fails every waiting reader with `error`, after `paused` (under the pause lock) and `locked` (under the
+    /// gate's lock) have run.
+    private func fail(_ error: any Error, paused: () -> Void, whileLocked locked: () -> Void) {
         pause.lock()
-        pauseRequested = false
-        pauseFailure = error
+        paused()
         pause.broadcast()
         pause.unlock()
         lock.lock()
-        requested = false
+        locked()
         let stranded = waiters
         waiters = []
         lock.unlock()
@@ -248,15 +253,7 @@ final class IndexMergeGate: @unchecked Sendable {
 
     /// The writer stopped: waiting readers fail.
     func close() {
-        pause.lock()
-        pause.broadcast()
-        pause.unlock()
-        lock.lock()
-        closed = true
-        let stranded = waiters
-        waiters = []
-        lock.unlock()
-        for (_, c) in stranded { c.resume(throwing: HearthError.unavailable("the server is shutting down")) }
+        fail(HearthError.unavailable("the server is shutting down")) {} whileLocked: { closed = true }
     }
 }
 
