@@ -327,7 +327,7 @@ public final class Store: Sendable {
                                      _ body: () throws -> T) throws -> T {
         while true {
             let paused = gate.unmerged() != nil
-            if paused { try gate.waitForPause { writer.submit { state in state.current!.onCommit = { _ in } } } }
+            if paused { try gate.waitForPause { wake(writer) } }
             do {
                 try beginSnapshot(connection)
             } catch {
@@ -342,6 +342,12 @@ public final class Store: Sendable {
             }
             try? connection.execute("ROLLBACK")
         }
+    }
+
+    /// Wakes the writer with an empty job, so that it looks at merge requests after its batch; false when it
+    /// no longer takes jobs.
+    static func wake(_ writer: WorkerThreads<WriterState>) -> Bool {
+        writer.submit { state in state.current!.onCommit = { _ in } }
     }
 
     /// Begins a read transaction and takes its snapshot (SQLite takes it at the first read).
@@ -361,7 +367,7 @@ public final class Store: Sendable {
     /// Returns once every field-index row the writer holds (`defersIndexWrites`) is in the table.
     public func mergeHeldIndexRows() async throws {
         guard let target = indexGate.unmerged() else { return }
-        try await indexGate.wait(for: target) { writer.submit { state in state.current!.onCommit = { _ in } } }
+        try await indexGate.wait(for: target) { Self.wake(writer) }
     }
 
     /// Runs a read on a reader thread. Reads see the last committed state, and the field index holds every
@@ -618,7 +624,8 @@ final class WriterState: @unchecked Sendable {
                         try trimChangeLog()
                     }
                 }
-                if staged.contains(where: { $0.1 != nil }), let first = changes.first?.sequence {
+                let holdsRows = staged.contains { $0.1 != nil }
+                if holdsRows, let first = changes.first?.sequence {
                     try markPending(from: first)
                     // Before the commit is visible: a reader whose snapshot has it then finds rows held.
                     gate.heldMore()
@@ -627,7 +634,7 @@ final class WriterState: @unchecked Sendable {
                 if let first = changes.first?.sequence {
                     deferred.knownSequence = max(deferred.knownSequence, changes.last!.sequence)
                     if !staged.isEmpty {
-                        if deferred.storedSince == nil && staged.contains(where: { $0.1 != nil }) { deferred.storedSince = first }
+                        if deferred.storedSince == nil && holdsRows { deferred.storedSince = first }
                         // Before any acknowledgement: a read that follows one waits for these rows.
                         holdStaged(staged, since: first)
                     }
