@@ -44,11 +44,11 @@ import Testing
         }
     }
 
-    static func next(_ connection: ListenConnection) async throws -> ListenEvent {
+    static func next(_ connection: ListenConnection, within limit: Duration = .seconds(5)) async throws -> ListenEvent {
         try await withThrowingTaskGroup(of: ListenEvent?.self) { group in
             group.addTask { await connection.next() }
             group.addTask {
-                try await Task.sleep(for: .seconds(5))
+                try await Task.sleep(for: limit)
                 return nil
             }
             let first = try await group.next()!
@@ -321,5 +321,49 @@ import Testing
         }
         await h.stop()
     }
-}
 
+    /// While no target is open the feed keeps only the latest hand-overs of commits (`CommitHandOver`). Targets
+    /// opened and closed again and again, each while a writer creates documents in its collection, must each
+    /// end up with every document created.
+    @Test func targetsOpenedWhileNoneIsOpenMissNoCommit() async throws {
+        let h = try Harness()
+        let connection = h.feed.connect(identity: .admin)
+        for round in 0..<20 {
+            let id = "t\(round)"
+            let count = 20
+            let writer = Task {
+                for k in 0..<count { try await h.set("events\(round)/d\(k)", #"{"n": \#(k)}"#) }
+            }
+            // Opened while the writer runs: some creations are in the first result, the rest come after it.
+            try await Task.sleep(for: .microseconds(Int64(round % 5) * 300))
+            let query = try Query(jsonText: #"{"from": "events\#(round)"}"#)
+            try connection.listen(id: id, target: .query(query), resumeToken: nil)
+            var view: [Document] = []
+            var first = true
+            let deadline = ContinuousClock.now + .seconds(30)
+            while view.count < count && ContinuousClock.now < deadline {
+                let event: ListenEvent
+                do { event = try await Self.next(connection, within: .seconds(30)) } catch {
+                    Issue.record("round \(round): \(error) (first snapshot read: \(!first), \(view.count) documents in the view)")
+                    break
+                }
+                guard case .snapshot(let snapshot) = event, snapshot.targetID == id else {
+                    Issue.record("round \(round): expected a snapshot of \(id), got \(event)")
+                    break
+                }
+                guard let applied = ViewChange.apply(snapshot.changes, to: first ? [] : view) else {
+                    Issue.record("round \(round): the changes do not apply")
+                    break
+                }
+                view = applied
+                first = false
+            }
+            try await writer.value
+            #expect(view.count == count, "round \(round): \(view.count) of \(count) documents reached the view")
+            try connection.unlisten(id: id)
+            // The feed drops the view; commits meanwhile are only kept.
+            try await h.set("elsewhere/x", #"{"round": \#(round)}"#)
+        }
+        await h.stop()
+    }
+}

@@ -23,6 +23,8 @@ public final class ChangeFeed: Service, Sendable {
     let identities: (@Sendable (ListenSession) async throws -> Identity?)?
     let logger: Logger
     let inbox: AsyncStream<FeedMessage>.Continuation
+    /// Where commits wait while no view is open.
+    let handOver: CommitHandOver
     let messages: AsyncStream<FeedMessage>
     private let counter = ConnectionCounter()
     let openConnectionCount = Atomic<Int>(0)
@@ -44,7 +46,9 @@ public final class ChangeFeed: Service, Sendable {
         let (messages, inbox) = AsyncStream<FeedMessage>.makeStream(bufferingPolicy: .unbounded)
         self.messages = messages
         self.inbox = inbox
-        database.store.onCommit { changes in inbox.yield(.commit(changes)) }
+        let handOver = CommitHandOver()
+        self.handOver = handOver
+        database.store.onCommit { changes in handOver.receive(changes, inbox: inbox) }
         database.store.onChangesMissed { inbox.yield(.changesMissed) }
         database.rules.onInstall { generation in inbox.yield(.rulesChanged(generation: generation)) }
     }
@@ -127,6 +131,53 @@ public final class ChangeFeed: Service, Sendable {
             try? await Task.sleep(for: .milliseconds(50))
             group.cancelAll()
         }
+    }
+}
+
+/// Hands commits to the feed's loop while it has a view open, and keeps only the latest hand-overs while it
+/// has none: waking the loop for every commit that concerns no one cost a create about a tenth of its CPU.
+///
+/// Nothing a view needs is lost. A view's first result is read at a change-log position after the view
+/// starts listening (`startListening`, before its load is asked for), and only later changes are applied to
+/// it. The store hands changes over in commit order, one hand-over at a time, and at most the latest may
+/// precede its `COMMIT` (at `normal` durability the writer hands over just before committing); every
+/// earlier one is committed, so the result read includes it. The latest hand-overs kept are given to the new
+/// view with the result's position deciding, as for any change that arrives while a view loads.
+final class CommitHandOver: Sendable {
+    private struct State {
+        var listening = false
+        var parked: [[ChangeRecord]] = []
+    }
+
+    /// Hand-overs kept while no view is open; more than the one that can precede its commit, for margin.
+    static let kept = 4
+    private let state = Mutex(State())
+
+    /// Called by the store for each hand-over, in commit order. The message is queued under the lock, so that
+    /// hand-overs and a switch to listening are in one order.
+    func receive(_ changes: [ChangeRecord], inbox: AsyncStream<FeedMessage>.Continuation) {
+        state.withLock { state in
+            if state.listening {
+                inbox.yield(.commit(changes))
+            } else {
+                if state.parked.count == Self.kept { state.parked.removeFirst() }
+                state.parked.append(changes)
+            }
+        }
+    }
+
+    /// From now on every hand-over reaches the loop; returns those kept meanwhile, oldest first.
+    func startListening() -> [[ChangeRecord]] {
+        state.withLock { state in
+            state.listening = true
+            defer { state.parked.removeAll() }
+            return state.parked
+        }
+    }
+
+    /// The loop has no view open: hand-overs are kept instead of queued.
+    func stopListening() {
+        state.withLock { $0.listening = false }
     }
 }
 

@@ -130,10 +130,15 @@ final class FeedState {
         nextViewID += 1
         let sharingKey = subscriber.resume == nil ? subscriber.target.sharingKey : "private:\(nextViewID)"
         let view = View(id: nextViewID, key: sharingKey, target: subscriber.target)
+        let first = views.isEmpty
         views[view.id] = view
         if subscriber.resume == nil { shared[sharingKey] = view.id }
         index(view, insert: true)
         attach(subscriber, key, to: view)
+        if first {
+            // Commits handed over while no view was open: the latest may not be in the result the load reads.
+            for records in feed.handOver.startListening() { commit(records, load: load) }
+        }
         view.generation += 1
         load(LoadRequest(view: view.id, generation: view.generation, target: view.target, resolveCursors: true,
                          resume: subscriber.resume))
@@ -163,6 +168,7 @@ final class FeedState {
         views[view.id] = nil
         if shared[view.key] == view.id { shared[view.key] = nil }
         index(view, insert: false)
+        if views.isEmpty { feed.handOver.stopListening() }
     }
 
     func index(_ view: View, insert: Bool) {
@@ -189,6 +195,7 @@ final class FeedState {
         connections.removeAll()
         views.removeAll()
         shared.removeAll()
+        feed.handOver.stopListening()
     }
 
     // MARK: Changes
@@ -207,7 +214,8 @@ final class FeedState {
                 touched[id, default: []].append(record)
             }
         }
-        position = LogPosition(sequence: last.sequence, commitTime: last.commitTime)
+        // Hand-overs kept while no view was open can arrive after later ones already queued.
+        if last.sequence > position.sequence { position = LogPosition(sequence: last.sequence, commitTime: last.commitTime) }
         var decoded: [Int64: Document] = [:]
         for id in order {
             guard let view = views[id], let records = touched[id] else { continue }
