@@ -39,6 +39,7 @@ public func buildApplication(
     storeConfiguration.synchronous = configuration.synchronous
     storeConfiguration.changeLogRetention = max(1, configuration.changeLogRetention)
     storeConfiguration.defersIndexWrites = configuration.defersIndexWrites
+    storeConfiguration.indexMerge.whenIdleFor = configuration.mergesHeldIndexRowsWhenIdleFor
     if let file = configuration.indexesFile {
         (storeConfiguration.compositeIndexes, storeConfiguration.fieldOverrides) = try loadIndexFile(file)
         logger.info("index file loaded", metadata: ["file": "\(file)", "composite indexes": "\(storeConfiguration.compositeIndexes.count)",

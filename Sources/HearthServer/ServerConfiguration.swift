@@ -60,6 +60,9 @@ public struct ServerConfiguration: Sendable {
     /// each write's commit (`Store.Configuration.defersIndexWrites`); queries wait for the rows of the writes
     /// before them either way.
     public var defersIndexWrites = true
+    /// With `defersIndexWrites`: once no write has come for this long (seconds), held rows are merged
+    /// (`IndexMergeLimits.whenIdleFor`); nil: only past the merge threshold or when a read needs them.
+    public var mergesHeldIndexRowsWhenIdleFor: Double? = 0.1
     /// Makes the default configuration.
     public init() {}
 }

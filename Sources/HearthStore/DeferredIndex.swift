@@ -75,6 +75,9 @@ public struct IndexMergeLimits: Sendable {
     /// After a read had to wait for held rows, writes put their rows in the table in their own commits for
     /// this long (seconds; 0: they never do). Reads that keep coming would each wait for a merge.
     public var directAfterWait: Double = 1
+    /// Once no write has come for this long (seconds), the writer merges what it holds below `rows` too, so
+    /// that a read after a burst of writes seldom waits for a merge; nil: rows wait for `rows` or a read.
+    public var whenIdleFor: Double? = 0.1
     public init() {}
 }
 
@@ -391,6 +394,22 @@ extension WriterState {
         } catch {
             logger.error("cannot merge held index rows; they are kept and merged again later", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// With no write queued for a while, merges what is held below the threshold too, a chunk at a time while no
+    /// write arrives, so that a read after a burst of writes seldom finds rows held. Returns true when rows are
+    /// still held (a write arrived).
+    func mergeWhileIdle(idle: () -> Bool, logger: Logger) -> Bool {
+        guard defersIndexWrites, !deferred.isEmpty || deferred.storedSince != nil else { return false }
+        do {
+            repeat { try mergeChunk(size: mergeLimits.chunk, waiting: true) } while !deferred.isEmpty && idle()
+            if deferred.isEmpty { gate.mergedAll() }
+        } catch {
+            // Tried again after the next batch of writes, not at every quiet moment.
+            logger.error("cannot merge held index rows; they are kept and merged again later", metadata: ["error": "\(error)"])
+            return false
+        }
+        return !deferred.isEmpty
     }
 
     /// Merges every held row, then lets waiting readers go on.

@@ -169,9 +169,14 @@ public final class Store: Sendable {
         }
         pointReaders = ConnectionPool(pointConnections)
         readers = WorkerThreads(name: "hearth-reader", resources: readConnections)
+        var mergeWhenIdle: (@Sendable (WriterState, () -> Bool) -> Bool)?
+        if configuration.indexMerge.whenIdleFor != nil {
+            mergeWhenIdle = { state, idle in state.mergeWhileIdle(idle: idle, logger: logger) }
+        }
         writer = WorkerThreads(name: "hearth-writer", resources: [state], batchLimit: configuration.groupCommitLimit,
                                batchBody: { jobs, state in state.runBatch(jobs, syncer: syncer, logger: logger) },
-                               afterBatch: { state, idle in state.mergeBetweenBatches(idle: idle, logger: logger) })
+                               afterBatch: { state, idle in state.mergeBetweenBatches(idle: idle, logger: logger) },
+                               idleDelay: configuration.indexMerge.whenIdleFor ?? 0, idleWork: mergeWhenIdle)
     }
 
     /// Brings the field index's composite entries in line with the definitions: indexes new since the last

@@ -8,13 +8,16 @@ import Testing
 /// documents imply; after an unclean stop, opening the store adds back the rows that were only in memory.
 @Suite struct DeferredIndexTests {
     /// A deferring store with small merge limits, so that merges start often and run in many chunks.
-    static func configuration(_ directory: String, rows: Int = 24, chunk: Int = 5, directAfterWait: Double = 0) -> Store.Configuration {
+    /// `whenIdleFor` nil (the default here): rows stay held below `rows` however long the writer is idle.
+    static func configuration(_ directory: String, rows: Int = 24, chunk: Int = 5, directAfterWait: Double = 0,
+                              whenIdleFor: Double? = nil) -> Store.Configuration {
         var c = Store.Configuration(dataDirectory: directory)
         c.defersIndexWrites = true
         c.indexMerge.rows = rows
         c.indexMerge.chunk = chunk
         // 0: rows stay held while queries come, so that they race the merges.
         c.indexMerge.directAfterWait = directAfterWait
+        c.indexMerge.whenIdleFor = whenIdleFor
         return c
     }
 
@@ -58,7 +61,9 @@ import Testing
     @Test(arguments: [0, 0.05]) func queriesSeeEveryWriteAndTheMergedTableIsExact(directAfterWait: Double) async throws {
         let dir = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let configuration = Self.configuration(dir, directAfterWait: directAfterWait)
+        // The second case also merges whenever the writer is idle for 10 ms, so those merges race too.
+        let configuration = Self.configuration(dir, directAfterWait: directAfterWait,
+                                               whenIdleFor: directAfterWait > 0 ? 0.01 : nil)
         let store = try Store(configuration: configuration)
         var model: [String: Int] = [:]  // id -> value of `f`
         var rng = SystemRandomNumberGenerator()
@@ -167,6 +172,26 @@ import Testing
         #expect(try await Self.ids(store, "f", 2) == ["p", "r"])
         let (table, implied) = try Self.rows(configuration.databasePath)
         #expect(table == implied)
+    }
+
+    /// Rows held below the merge threshold are merged once no write has come for `whenIdleFor`, the mark
+    /// cleared with them; a write during the merge stops it, and the rest is merged at the next quiet moment.
+    @Test func aQuietWriterMergesWhatItHolds() async throws {
+        let dir = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let configuration = Self.configuration(dir, rows: 100_000, chunk: 3, whenIdleFor: 0.05)
+        let store = try Store(configuration: configuration)
+        defer { store.close() }
+        for round in 0..<3 {
+            // On a slow machine the writer may already merge between these writes; nothing here depends on it.
+            for i in 0..<8 { try await put("things/r\(round)-\(i)", #"{"f": \#(round)}"#, in: store) }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while store.heldIndexRows > 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(store.heldIndexRows == 0, "round \(round)")
+            #expect(try Self.pendingFrom(configuration.databasePath) == nil, "round \(round)")
+            let (table, implied) = try Self.rows(configuration.databasePath)
+            #expect(table == implied, "round \(round)")
+        }
     }
 
     /// A write another process makes (directly to the index) to documents whose rows this store still holds:
