@@ -156,10 +156,14 @@ final class IndexMergeGate: @unchecked Sendable {
 
     func report(heldRows: Int) { lock.withLock { rowsHeld = heldRows } }
 
-    /// Whether a reader asked for a merge.
-    var isRequested: Bool {
+    /// Whether a reader asked for a merge since the writer last took a request; taking it clears it, so a
+    /// request made while it is being served is served again. Only this clears a request: a merge that ends
+    /// for another reason (the writer idle) must not drop a reader's request, or that reader would wait for
+    /// a pause that never comes.
+    func takeRequest() -> Bool {
         lock.lock()
         defer { lock.unlock() }
+        defer { requested = false }
         return requested
     }
 
@@ -167,7 +171,6 @@ final class IndexMergeGate: @unchecked Sendable {
     func mergedAll() {
         lock.lock()
         merged = held
-        requested = false
         let ready = waiters
         waiters = []
         lock.unlock()
@@ -369,7 +372,7 @@ extension WriterState {
     func mergeBetweenBatches(idle: () -> Bool, logger: Logger) {
         guard defersIndexWrites else { return }
         do {
-            if gate.isRequested {
+            if gate.takeRequest() {
                 do {
                     try mergeAll()
                 } catch {
