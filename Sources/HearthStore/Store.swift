@@ -169,8 +169,9 @@ public final class Store: Sendable {
         }
         pointReaders = ConnectionPool(pointConnections)
         readers = WorkerThreads(name: "hearth-reader", resources: readConnections)
+        // Only a store that holds rows has anything to merge when idle; others never wake for it.
         var mergeWhenIdle: (@Sendable (WriterState, () -> Bool) -> Bool)?
-        if configuration.indexMerge.whenIdleFor != nil {
+        if defersIndexWrites && configuration.indexMerge.whenIdleFor != nil {
             mergeWhenIdle = { state, idle in state.mergeWhileIdle(idle: idle, logger: logger) }
         }
         writer = WorkerThreads(name: "hearth-writer", resources: [state], batchLimit: configuration.groupCommitLimit,
