@@ -44,7 +44,8 @@ public final class Store: Sendable {
         /// Defers the field-index rows writes add, which the writer merges in key order later (see
         /// `DeferredIndex.swift`); reads that use the index wait for the rows added before them. Off by
         /// default: only one process per data folder (the server) may defer, and tools that write to a folder a
-        /// server serves write rows directly (never with `usesServedIndexDefinitions`).
+        /// server serves write rows directly (never with `usesServedIndexDefinitions`). A deferring store locks
+        /// its folder while open; opening a second one there throws `DataFolderInUse` (`DataFolderLock`).
         public var defersIndexWrites = false
         /// When deferred rows are merged.
         public var indexMerge = IndexMergeLimits()
@@ -99,6 +100,8 @@ public final class Store: Sendable {
     private let pointReaders: ConnectionPool
     private let documentCache: DecodedDocumentCache
     private let syncer: Syncer
+    /// Held while open by a store that holds index rows: one such process per data folder.
+    private let folderLock: DataFolderLock?
     let indexGate = IndexMergeGate()
     /// The composite indexes in force (`Configuration.compositeIndexes`).
     public let composites: CompositeIndexes
@@ -108,6 +111,8 @@ public final class Store: Sendable {
         self.configuration = configuration
         defersIndexWrites = configuration.defersIndexWrites && !configuration.usesServedIndexDefinitions
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        // Before anything reads or clears the deferred rows' mark below.
+        folderLock = defersIndexWrites ? try DataFolderLock(directory: configuration.dataDirectory) : nil
         let path = configuration.databasePath
         // The writer's connection gathers each commit's WAL frames into one write instead of two per frame;
         // what reaches the disk, and when, is the same (`wal_buffer.c`).
@@ -474,6 +479,7 @@ public final class Store: Sendable {
         writer.shutdown()
         indexGate.close()
         syncer.shutdown()
+        folderLock?.release()
     }
 
     /// The database's size on disk (file plus WAL), in bytes.

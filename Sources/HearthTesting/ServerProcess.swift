@@ -9,6 +9,9 @@ public final class ServerProcess: @unchecked Sendable {
     let process: ChildProcess
     let reader: OutputReader?
 
+    /// The server's process id.
+    public var pid: pid_t { process.pid }
+
     /// Everything the server has written to standard output so far (its log).
     public var outputText: String { reader?.text ?? "" }
 

@@ -148,6 +148,31 @@ import Testing
     }
 
     /// Stopping ends with status 0 every time, not just once.
+    /// A second server on a data folder another server holds refuses to start, naming the holder, and the
+    /// first goes on serving; once the first has stopped, even by SIGKILL, the folder serves again with every
+    /// acknowledged write.
+    @Test func aSecondServerOnTheSameFolderRefusesToStart() async throws {
+        let dir = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let first = try await ServerProcess.start(dataDirectory: dir)
+        let client = first.client()
+        #expect(try await client.put("/v1/docs/things/a", #"{"n": 1}"#).status == 200)
+
+        let second = try await CommandResult.run(["serve", "--port", "0", "--data", dir], timeout: 30)
+        #expect(second.status != 0)
+        #expect(second.errorOutput.contains("the data folder \(dir) is in use by another process (pid \(first.pid))"),
+                "\(second.errorOutput)")
+        #expect(!second.output.contains("listening"))
+        #expect(try await client.put("/v1/docs/things/b", #"{"n": 2}"#).status == 200)
+        #expect(try await client.query(#"{"from": "things", "where": [["n", ">", 0]]}"#).documentIDs == ["a", "b"])
+
+        first.signal(SIGKILL)
+        _ = try await first.waitForExit()
+        let third = try await ServerProcess.start(dataDirectory: dir)
+        defer { third.signal(SIGKILL) }
+        #expect(try await third.client().query(#"{"from": "things", "where": [["n", ">", 0]]}"#).documentIDs == ["a", "b"])
+    }
+
     @Test func everySigtermStopExitsCleanly() async throws {
         for _ in 0..<6 {
             let dir = TestServer.temporaryDirectory()

@@ -220,6 +220,40 @@ import Testing
         #expect(table == implied)
     }
 
+    /// One store that holds rows per data folder: a second fails to open, naming the holder, and changes
+    /// nothing; a tool's store still opens beside it; once the first closes, the folder opens again.
+    @Test func aSecondStoreThatHoldsRowsCannotOpenTheFolder() async throws {
+        let dir = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let configuration = Self.configuration(dir, rows: 100_000)
+        let store = try Store(configuration: configuration)
+        for i in 0..<4 { try await put("things/t\(i)", #"{"f": 1}"#, in: store) }
+        let mark = try Self.pendingFrom(configuration.databasePath)
+        #expect(mark != nil && store.heldIndexRows == 8)
+
+        #expect {
+            _ = try Store(configuration: configuration)
+        } throws: { error in
+            guard let inUse = error as? DataFolderInUse else { return false }
+            return inUse.holder == getpid() && inUse.directory == dir
+                && "\(inUse)".contains("in use by another process (pid \(getpid()))")
+        }
+        // The failed open cleared nothing: the rows are still held and the mark still set.
+        #expect(try Self.pendingFrom(configuration.databasePath) == mark)
+        #expect(store.heldIndexRows == 8)
+
+        var tool = Store.Configuration(dataDirectory: dir)
+        tool.usesServedIndexDefinitions = true
+        let other = try Store(configuration: tool)
+        try await put("things/t9", #"{"f": 1}"#, in: other)
+        other.close()
+
+        store.close()
+        let reopened = try Store(configuration: configuration)
+        #expect(try await Self.ids(reopened, "f", 1) == ["t0", "t1", "t2", "t3", "t9"])
+        reopened.close()
+    }
+
     /// A crash image (the database and its WAL copied while the writer holds rows) opens with every row.
     @Test func anUncleanStopLosesNoRow() async throws {
         let dir = Self.folder(), copy = Self.folder()
