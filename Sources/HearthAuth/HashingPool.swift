@@ -78,8 +78,10 @@ public final class HashingPool: @unchecked Sendable {  // `state` is only touche
         self.configuration = configuration
         state.liveThreads = configuration.threads
         for index in 0..<configuration.threads {
-            let thread = Thread { [self] in self.workerLoop() }
-            thread.name = "hearth-hash-\(index)"
+            let thread = Thread { [self] in
+                Thread.current.name = "hearth-hash-\(index)"  // from inside, or Linux never sees it
+                self.workerLoop()
+            }
             thread.start()
         }
     }

@@ -76,8 +76,10 @@ final class Syncer: @unchecked Sendable {
         self.hook = hook
         self.checkpointConnection = checkpointConnection
         self.logger = logger
-        let thread = Thread { [self] in loop() }
-        thread.name = "hearth-syncer"
+        let thread = Thread { [self] in
+            Thread.current.name = "hearth-syncer"  // from inside, as in `WorkerThreads`
+            loop()
+        }
         thread.start()
     }
 

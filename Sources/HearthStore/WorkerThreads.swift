@@ -23,10 +23,13 @@ final class WorkerThreads<Resource: Sendable>: @unchecked Sendable {
         self.batchLimit = batchLimit
         running = resources.count
         for (i, resource) in resources.enumerated() {
+            let threadName = "\(name)-\(i)"
             let thread = Thread { [self] in
+                // Named from inside: set before `start`, the name does not reach the OS thread on Linux, and it
+                // is what `top -H` and profilers show.
+                Thread.current.name = threadName
                 self.loop(resource, batchBody: batchBody, afterBatch: afterBatch, idleDelay: idleDelay, idleWork: idleWork)
             }
-            thread.name = "\(name)-\(i)"
             thread.stackSize = 4 << 20
             thread.start()
         }
