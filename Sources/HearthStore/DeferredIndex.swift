@@ -167,8 +167,17 @@ final class IndexMergeGate: @unchecked Sendable {
         return requested
     }
 
+    /// Runs on the writer at the start of every `mergedAll`, for tests that need a reader to act at that moment
+    /// (`DeferredIndexTests`); nil otherwise.
+    var onMergedAll: (@Sendable () -> Void)? {
+        get { lock.withLock { mergedAllHook } }
+        set { lock.withLock { mergedAllHook = newValue } }
+    }
+    private var mergedAllHook: (@Sendable () -> Void)?
+
     /// The writer merged every row it held: readers waiting for them go on.
     func mergedAll() {
+        if let hook = onMergedAll { hook() }
         lock.lock()
         merged = held
         let ready = waiters
@@ -214,6 +223,9 @@ final class IndexMergeGate: @unchecked Sendable {
             pause.wait(until: Date().addingTimeInterval(0.05))
         }
     }
+
+    /// Whether a reader waits for the writer to pause (for tests).
+    var hasPauseRequest: Bool { pause.withLock { pauseRequested } }
 
     /// The reader has begun its read transaction: the writer may go on.
     func endPause() {

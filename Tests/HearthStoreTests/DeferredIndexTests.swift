@@ -194,6 +194,87 @@ import Testing
         }
     }
 
+    /// A reader asks for a merge just as an idle merge ends on its own (between its last chunk and telling the
+    /// gate): the request must survive, or the reader waits for a pause that never comes (a hang seen once
+    /// when idle merges were new). The gate's hook stops the writer at that moment while the query asks.
+    @Test func aRequestMadeAsAnIdleMergeEndsIsServed() async throws {
+        let dir = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store(configuration: Self.configuration(dir, rows: 100_000, whenIdleFor: 0.02))
+        defer { store.close() }
+        let stop = WriterStop()
+        store.indexGate.onMergedAll = { stop.holdIfArmed() }
+        for round in 0..<3 {
+            stop.arm()
+            // One commit: the writer goes idle only after it, merges the six documents' rows and stops in
+            // `mergedAll`. (Nothing else calls `mergedAll` in between: the batch itself holds too few rows.)
+            try await store.write { context in
+                let t = context.nextCommitTime()
+                for i in 0..<6 {
+                    try context.put(StoredDocument(path: try DocumentPath("things/r\(round)-\(i)"),
+                                                   data: Array(#"{"f": \#(round)}"#.utf8), createTime: t, updateTime: t),
+                                    commitTime: t)
+                }
+            }
+            try await stop.waitUntilHeld()
+            #expect(store.indexGate.unmerged() != nil, "round \(round): rows still count as held")
+            let answer = Answer()
+            Task { answer.set(try? await Self.ids(store, "f", round)) }
+            // The query asks for a merge and waits for the writer to pause for it.
+            var deadline = ContinuousClock.now + .seconds(10)
+            while !store.indexGate.hasPauseRequest && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+            #expect(store.indexGate.hasPauseRequest, "round \(round)")
+            stop.release()
+            deadline = ContinuousClock.now + .seconds(10)
+            while answer.value == nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(answer.value == Set((0..<6).map { "r\(round)-\($0)" }), "round \(round): the query should finish")
+            if answer.value == nil {
+                // A reader stuck waiting for a pause: fail it, so that the store can close.
+                stop.disarm()
+                store.indexGate.close()
+                return
+            }
+        }
+    }
+
+    /// What a query task answered (nil until it has, or if it failed).
+    final class Answer: @unchecked Sendable {
+        private let lock = NSLock()
+        private var answer: Set<String>?
+        func set(_ value: Set<String>?) { lock.withLock { answer = value ?? [] } }
+        var value: Set<String>? { lock.withLock { answer } }
+    }
+
+    /// Stops the writer once, in the gate's `mergedAll`, until released.
+    final class WriterStop: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var armed = false, holding = false, released = false
+
+        func arm() { condition.withLock { armed = true; holding = false; released = false } }
+        func disarm() { condition.withLock { armed = false; released = true; condition.broadcast() } }
+
+        /// On the writer: waits for `release` if armed, once.
+        func holdIfArmed() {
+            condition.lock()
+            defer { condition.unlock() }
+            guard armed else { return }
+            armed = false
+            holding = true
+            condition.broadcast()
+            while !released { condition.wait() }
+        }
+
+        func waitUntilHeld() async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !condition.withLock({ holding }) {
+                guard ContinuousClock.now < deadline else { throw HearthError.internal("the writer never reached mergedAll") }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
+
+        func release() { condition.withLock { released = true; condition.broadcast() } }
+    }
+
     /// A write another process makes (directly to the index) to documents whose rows this store still holds:
     /// the held rows of the replaced versions never reach the table.
     @Test func anotherProcessesWritesReplaceTheRowsThisStoreHolds() async throws {
