@@ -417,7 +417,9 @@ extension WriterState {
     func mergeWhileIdle(idle: () -> Bool, logger: Logger) -> Bool {
         guard defersIndexWrites, !deferred.isEmpty || deferred.storedSince != nil else { return false }
         do {
-            repeat { try mergeChunk(size: mergeLimits.chunk, waiting: true) } while !deferred.isEmpty && idle()
+            // While the rows are being sorted, looks again every millisecond: a write that arrives meanwhile
+            // waits for at most that, not for the sort (tens of milliseconds for tens of thousands of rows).
+            repeat { try mergeChunk(size: mergeLimits.chunk, sortWait: 0.001) } while !deferred.isEmpty && idle()
             if deferred.isEmpty { gate.mergedAll() }
         } catch {
             // Tried again after the next batch of writes, not at every quiet moment.
@@ -429,18 +431,18 @@ extension WriterState {
 
     /// Merges every held row, then lets waiting readers go on.
     func mergeAll() throws {
-        repeat { try mergeChunk(size: .max, waiting: true) } while !deferred.isEmpty
+        repeat { try mergeChunk(size: .max, sortWait: .infinity) } while !deferred.isEmpty
         gate.mergedAll()
     }
 
     /// Merges the next `size` rows in one transaction, starting a merge of every held row first if none is
     /// under way. The last chunk clears (or moves) `pending_from`. Returns false, having done nothing, while
-    /// the merge's rows are still being sorted, unless `waiting`.
+    /// the merge's rows are still being sorted after waiting `sortWait` seconds for them.
     @discardableResult
-    func mergeChunk(size: Int, waiting: Bool = false) throws -> Bool {
+    func mergeChunk(size: Int, sortWait: TimeInterval = 0) throws -> Bool {
         if !deferred.isMerging { startMerge() }
         if let sorting = deferred.sorting {
-            guard let rows = sorting.take(waiting: waiting) else { return false }
+            guard let rows = sorting.take(within: sortWait) else { return false }
             deferred.merging = rows
             deferred.merged = 0
             deferred.sorting = nil
@@ -468,7 +470,7 @@ extension WriterState {
                 deferred.mergingRowCount = 0
                 // Freed on the sorting thread: tens of thousands of rows' references.
                 let done = (deferred.merging, deferred.mergingDocuments)
-                SortedRows.queue.async { _ = done }
+                sortQueue.async { _ = done }
                 deferred.merging = []
                 deferred.merged = 0
                 deferred.mergingDocuments = [:]
@@ -540,7 +542,8 @@ extension WriterState {
         deferred.mergingDocuments = documents
         deferred.merging = []
         deferred.merged = 0
-        deferred.sorting = documents.isEmpty ? nil : SortedRows(documents, count: deferred.rowCount, composites: composites)
+        deferred.sorting = documents.isEmpty ? nil
+            : SortedRows(documents, count: deferred.rowCount, composites: composites, on: sortQueue)
         deferred.mergingRowCount = deferred.rowCount
         deferred.stale = []
         deferred.documents = [:]
@@ -549,14 +552,14 @@ extension WriterState {
     }
 }
 
-/// The rows of a merge, sorted on a thread of their own so that the writer goes on with writes meanwhile.
+/// The rows of a merge, sorted on another thread (the store's sorting queue, `Store.indexSortQueue`) so that the
+/// writer goes on with writes meanwhile.
 final class SortedRows: @unchecked Sendable {
-    static let queue = DispatchQueue(label: "hearth-index-sort")
     private let condition = NSCondition()
     private var rows: [(row: PendingRow, path: DocumentPath)]?
 
-    init(_ documents: [DocumentPath: HeldRows], count: Int, composites: CompositeIndexes) {
-        Self.queue.async { [self] in
+    init(_ documents: [DocumentPath: HeldRows], count: Int, composites: CompositeIndexes, on queue: DispatchQueue) {
+        queue.async { [self] in
             var all: [(row: PendingRow, path: DocumentPath)] = []
             all.reserveCapacity(count)
             for (path, held) in documents { for r in held.rows(of: path, composites: composites) { all.append((r, path)) } }
@@ -568,11 +571,19 @@ final class SortedRows: @unchecked Sendable {
         }
     }
 
-    /// The sorted rows, or nil when they are not ready and `waiting` is false.
-    func take(waiting: Bool) -> [(row: PendingRow, path: DocumentPath)]? {
+    /// The sorted rows, waiting at most `seconds` for them (`.infinity`: until they are ready); nil when they are
+    /// not ready by then.
+    func take(within seconds: TimeInterval) -> [(row: PendingRow, path: DocumentPath)]? {
         condition.lock()
         defer { condition.unlock() }
-        while rows == nil && waiting { condition.wait() }
+        if rows == nil && seconds > 0 {
+            if seconds == .infinity {
+                while rows == nil { condition.wait() }
+            } else {
+                let deadline = Date(timeIntervalSinceNow: seconds)
+                while rows == nil && condition.wait(until: deadline) {}
+            }
+        }
         return rows
     }
 }

@@ -103,6 +103,8 @@ public final class Store: Sendable {
     /// Held while open by a store that holds index rows: one such process per data folder.
     private let folderLock: DataFolderLock?
     let indexGate = IndexMergeGate()
+    /// The writer's sorting queue for merges (one per store, so that stores never wait for each other's sorts).
+    let indexSortQueue = DispatchQueue(label: "hearth-index-sort")
     /// The composite indexes in force (`Configuration.compositeIndexes`).
     public let composites: CompositeIndexes
 
@@ -150,7 +152,7 @@ public final class Store: Sendable {
                                     composites: composites, maxIndexEntries: configuration.maxIndexEntriesPerDocument,
                                     documentCache: documentCache,
                                     defersIndexWrites: configuration.defersIndexWrites && !configuration.usesServedIndexDefinitions,
-                                    mergeLimits: configuration.indexMerge, gate: indexGate)
+                                    mergeLimits: configuration.indexMerge, gate: indexGate, sortQueue: indexSortQueue)
         var readConnections: [SQLiteConnection] = []
         for _ in 0..<max(1, configuration.readers) {
             let c = try SQLiteConnection(path: path)
@@ -556,17 +558,20 @@ final class WriterState: @unchecked Sendable {
     let defersIndexWrites: Bool
     let mergeLimits: IndexMergeLimits
     let gate: IndexMergeGate
+    /// Where held rows are sorted for a merge, and a finished merge's rows freed (`SortedRows`).
+    let sortQueue: DispatchQueue
     var deferred = DeferredIndexState()
     /// Whether the batch under way holds its rows (`decideDeferral`).
     var defersNow = false
 
     init(connection: SQLiteConnection, retention: Int, trimInterval: Int, composites: CompositeIndexes, maxIndexEntries: Int,
          documentCache: DecodedDocumentCache, defersIndexWrites: Bool = false, mergeLimits: IndexMergeLimits = .init(),
-         gate: IndexMergeGate = .init()) throws {
+         gate: IndexMergeGate = .init(), sortQueue: DispatchQueue = DispatchQueue(label: "hearth-index-sort")) throws {
         self.connection = connection
         self.defersIndexWrites = defersIndexWrites
         self.mergeLimits = mergeLimits
         self.gate = gate
+        self.sortQueue = sortQueue
         deferred.storedSince = try Store.pendingFrom(on: connection)
         deferred.knownSequence = try ReadContext.lastSequence(on: connection)
         self.documentCache = documentCache

@@ -237,6 +237,41 @@ import Testing
         }
     }
 
+    /// A write that arrives while an idle merge's rows are being sorted does not wait for the sort. The store's
+    /// sorting queue is held up here, so the sort cannot finish until the write has been answered (or the bound
+    /// passed).
+    @Test func aWriteDuringAnIdleMergesSortDoesNotWaitForIt() async throws {
+        let dir = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let configuration = Self.configuration(dir, rows: 100_000, whenIdleFor: 0.02)
+        let store = try Store(configuration: configuration)
+        defer { store.close() }
+        let sortHeld = DispatchSemaphore(value: 0)
+        store.indexSortQueue.async { sortHeld.wait() }
+        var released = false
+        defer { if !released { sortHeld.signal() } }
+        for i in 0..<6 { try await put("things/a\(i)", #"{"f": 1}"#, in: store) }
+        // The writer goes idle, starts merging and waits for the sort, which cannot run yet.
+        try await Task.sleep(for: .milliseconds(200))
+        let answer = Answer()
+        Task {
+            try? await put("things/b", #"{"f": 1}"#, in: store)
+            answer.set(["b"])
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while answer.value == nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(answer.value == ["b"], "the write should not wait for the held-up sort")
+        sortHeld.signal()
+        released = true
+        while answer.value == nil { try await Task.sleep(for: .milliseconds(2)) }
+        let idle = ContinuousClock.now + .seconds(10)
+        while store.heldIndexRows > 0 && ContinuousClock.now < idle { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(store.heldIndexRows == 0)
+        #expect(try await Self.ids(store, "f", 1) == Set((0..<6).map { "a\($0)" } + ["b"]))
+        let (table, implied) = try Self.rows(configuration.databasePath)
+        #expect(table == implied)
+    }
+
     /// What a query task answered (nil until it has, or if it failed).
     final class Answer: @unchecked Sendable {
         private let lock = NSLock()
