@@ -143,7 +143,7 @@ public final class Store: Sendable {
         // Rows another process's unclean stop left only in its memory; only a deferring store clears the mark
         // (a tool's writes may run beside a server that still holds rows).
         try Self.restoreDeferredEntries(on: writeConnection, composites: composites,
-                                        clearing: configuration.defersIndexWrites && !configuration.usesServedIndexDefinitions,
+                                        clearing: defersIndexWrites,
                                         logger: logger)
         let documentCache = DecodedDocumentCache()
         self.documentCache = documentCache
@@ -151,7 +151,7 @@ public final class Store: Sendable {
                                     trimInterval: max(1, configuration.changeLogTrimInterval),
                                     composites: composites, maxIndexEntries: configuration.maxIndexEntriesPerDocument,
                                     documentCache: documentCache,
-                                    defersIndexWrites: configuration.defersIndexWrites && !configuration.usesServedIndexDefinitions,
+                                    defersIndexWrites: defersIndexWrites,
                                     mergeLimits: configuration.indexMerge, gate: indexGate, sortQueue: indexSortQueue)
         var readConnections: [SQLiteConnection] = []
         for _ in 0..<max(1, configuration.readers) {
