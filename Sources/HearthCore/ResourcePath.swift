@@ -174,50 +174,6 @@ public struct CollectionPath: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Firestore-style auto ids: 20 characters from `[A-Za-z0-9]`, drawn from a CSPRNG: 64 bytes in one call of the
-/// C library's `arc4random_buf` (a ChaCha20 generator seeded from `getrandom`, which makes a system call only
-/// now and then), else from `SystemRandomNumberGenerator` (a `getrandom` call per 8 bytes, three per id).
-public func makeAutoID() -> String {
-    let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { random in
-        var available = fillRandom(random)
-        var used = 0
-        var rng = SystemRandomNumberGenerator()
-        return String(unsafeUninitializedCapacity: 20) { out in
-            var filled = 0
-            while filled < 20 {
-                if used == available {
-                    // Only if the one call fell short: 8 bytes at a time from the generator.
-                    var word = rng.next()
-                    for i in 0..<8 { random[i] = UInt8(truncatingIfNeeded: word); word >>= 8 }
-                    available = 8
-                    used = 0
-                }
-                // 62 * 4 = 248: bytes >= 248 are skipped so every character is equally likely.
-                let byte = random[used]
-                used += 1
-                if byte < 248 {
-                    out[filled] = alphabet.utf8Start[Int(byte % 62)]
-                    filled += 1
-                }
-            }
-            return 20
-        }
-    }
-}
-
-/// Fills `buffer` from the system CSPRNG in one call; returns how many bytes it filled (0 where there is no
-/// such call).
-private func fillRandom(_ buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
-    #if canImport(Glibc)
-    guard let base = buffer.baseAddress else { return 0 }
-    arc4random_buf(base, buffer.count)
-    return buffer.count
-    #else
-    return 0
-    #endif
-}
-
 extension CollectionPath {
     /// Equal when every segment is the same UTF-8 bytes (see `sameUTF8`).
     public static func == (a: CollectionPath, b: CollectionPath) -> Bool { sameSegments(a.segments, b.segments) }

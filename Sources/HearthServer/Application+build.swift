@@ -60,7 +60,7 @@ public func buildApplication(
     router.add(middleware: AuthMiddleware(adminKey: adminKey, auth: accounts.auth))
 
     router.get("/healthz") { _, _ in jsonResponse(Array("{\"status\":\"ok\"}".utf8)) }
-    DocumentRoutes(database: database).register(on: router)
+    DocumentRoutes(database: database, autoIDs: configuration.autoIDs).register(on: router)
     accounts.register(on: router, configuration: configuration)
     QueryRoutes(database: database).register(on: router)
     let feed = ChangeFeed(database: database, configuration: configuration.listen,
@@ -95,7 +95,7 @@ public func buildApplication(
 
     let inline = configuration.inlineAnswers
         ? InlineAnswers(database: database, adminKey: adminKey, auth: accounts.auth, metrics: metrics, logger: logger,
-                      requestLogLevel: configuration.requestLogLevel, serverName: serverName)
+                      requestLogLevel: configuration.requestLogLevel, serverName: serverName, autoIDs: configuration.autoIDs)
         : nil
     var app = Application(
         router: router,

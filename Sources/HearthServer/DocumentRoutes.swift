@@ -6,6 +6,8 @@ import Hummingbird
 /// The document API of DESIGN §3: documents, collections, commits, transactions and subcollection ids.
 struct DocumentRoutes {
     let database: Database
+    /// How documents created without an id are named.
+    let autoIDs: AutoIDs
 
     func register(on router: Router<HearthRequestContext>) {
         router.get("/v1/docs/**") { request, context in try await self.get(request, context) }
@@ -83,7 +85,7 @@ struct DocumentRoutes {
         let params = try QueryParameters(request, allowed: ["id"])
         var request = request
         let body = try await request.jsonBody(context: context)
-        let path = try collection.document(params["id"] ?? makeAutoID())
+        let path = try collection.document(params["id"] ?? autoIDs.make())
         let result = try await database.commit(CommitRequest(writes: [Self.createWrite(path, body)]), as: context.identity)
         return documentResponse(result.writeResults[0].document!, status: .created)
     }

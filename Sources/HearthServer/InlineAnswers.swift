@@ -19,12 +19,14 @@ struct InlineAnswers: Sendable {
     let logger: Logger
     let requestLogLevel: Logger.Level
     let serverName: String
+    /// How documents created without an id are named.
+    let autoIDs: AutoIDs
     /// Whether access tokens can be checked without suspending (the storage is SQLite's); when not, reads
     /// that carry an `Authorization` header go to the router.
     let authenticatesImmediately: Bool
 
     init(database: Database, adminKey: AdminKey, auth: AuthService, metrics: ServerMetrics, logger: Logger,
-         requestLogLevel: Logger.Level, serverName: String) {
+         requestLogLevel: Logger.Level, serverName: String, autoIDs: AutoIDs) {
         self.database = database
         self.adminKey = adminKey
         self.auth = auth
@@ -32,6 +34,7 @@ struct InlineAnswers: Sendable {
         self.logger = logger
         self.requestLogLevel = requestLogLevel
         self.serverName = serverName
+        self.autoIDs = autoIDs
         authenticatesImmediately = auth.authenticatesImmediately
     }
 
@@ -193,7 +196,7 @@ struct InlineAnswers: Sendable {
             }
             let write: Write
             switch route {
-            case .create(let collection): write = try DocumentRoutes.createWrite(collection.document(makeAutoID()), json)
+            case .create(let collection): write = try DocumentRoutes.createWrite(collection.document(autoIDs.make()), json)
             case .set(let path): write = try DocumentRoutes.setWrite(path, json)
             case .update(let path): write = try DocumentRoutes.updateWrite(path, json)
             case .delete(let path): write = Write(kind: .delete, path: path)

@@ -63,6 +63,9 @@ public struct ServerConfiguration: Sendable {
     /// With `defersIndexWrites`: once no write has come for this long (seconds), held rows are merged
     /// (`IndexMergeLimits.whenIdleFor`); nil: only past the merge threshold or when a read needs them.
     public var mergesHeldIndexRowsWhenIdleFor: Double? = 0.1
+    /// How documents created without an id are named: `ordered` (default; ids sort by creation time) or
+    /// `random` (Firestore's; ids reveal nothing). See `AutoIDs`.
+    public var autoIDs: AutoIDs = .ordered
     /// Makes the default configuration.
     public init() {}
 }

@@ -12,7 +12,8 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the server.",
         discussion: """
             Settings come from flags, then HEARTH_* environment variables (HEARTH_DATA, HEARTH_HOST, HEARTH_PORT,
-            HEARTH_ADMIN_KEY, HEARTH_SYNCHRONOUS, HEARTH_LOG_LEVEL, HEARTH_RULES, HEARTH_INDEXES), then a JSON config file
+            HEARTH_ADMIN_KEY, HEARTH_SYNCHRONOUS, HEARTH_INDEX_WRITES, HEARTH_AUTO_IDS, HEARTH_LOG_LEVEL, HEARTH_RULES,
+            HEARTH_INDEXES), then a JSON config file
             (--config), in that order.
             """
     )
@@ -23,7 +24,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Durability: NORMAL (default; survives process crashes, WAL synced within 50 ms) or FULL (every acknowledged commit synced to disk).") var synchronous: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
     @Option(help: "Field-index writes: deferred (default; merged in key order after the commit, queries wait for them) or immediate (in each write's commit).") var indexWrites: String?
-    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, indexWrites, logLevel, rules, indexes, dev (true or false), and the account settings below by their names (argon2Memory, accessTokenLifetime…).") var config: String?
+    @Option(help: "Ids of documents created without one: ordered (default; 8 characters of the creation time, then 12 random, so they sort by creation and new documents are appended to the store's indexes) or random (Firestore's 20 random characters; an id reveals nothing).") var autoIds: String?
+    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, indexWrites, autoIds, logLevel, rules, indexes, dev (true or false), and the account settings below by their names (argon2Memory, accessTokenLifetime…).") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
     @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
     @Option(help: "Composite indexes and single-field overrides (Firestore's firestore.indexes.json format); entries are built or dropped at start.") var indexes: String?
@@ -58,6 +60,12 @@ struct Serve: AsyncParsableCommand {
             default: throw ValidationError("indexWrites must be deferred or immediate, got \(text)")
             }
         }
+        if let text = setting(autoIds, "HEARTH_AUTO_IDS", "autoIds") {
+            guard let value = AutoIDs(rawValue: text.lowercased()) else {
+                throw ValidationError("autoIds must be ordered or random, got \(text)")
+            }
+            configuration.autoIDs = value
+        }
         if let text = setting(logLevel, "HEARTH_LOG_LEVEL", "logLevel") {
             guard let value = Logger.Level(rawValue: text.lowercased()) else { throw ValidationError("unknown log level \(text)") }
             configuration.logLevel = value
@@ -88,7 +96,7 @@ struct Serve: AsyncParsableCommand {
         guard let bytes = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
         guard case .object(let pairs) = try JSON.parse(Array(bytes)) else { throw ValidationError("config file must hold a JSON object") }
         var out: [String: String] = [:]
-        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "indexWrites", "logLevel", "rules", "indexes", "dev"]
+        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "indexWrites", "autoIds", "logLevel", "rules", "indexes", "dev"]
         known.formUnion(AuthOptions.configKeys)
         for (key, value) in pairs {
             guard known.contains(key) else {

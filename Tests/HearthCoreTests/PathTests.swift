@@ -45,6 +45,52 @@ import Testing
         #expect(ids.allSatisfy { $0.utf8.count == 20 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } })
     }
 
+    /// Ordered auto ids: 20 characters of `[A-Za-z0-9]`, the first 8 the milliseconds since 1970 in base 62 in
+    /// byte order (so a later time sorts later, as the store compares ids), the last 12 random and uniform.
+    @Test func orderedAutoIDsBeginWithTheirTimeAndSortByIt() throws {
+        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        func less(_ a: String, _ b: String) -> Bool { Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8)) }
+        // The ends of the range and a few times between: each reads back as itself.
+        let limit: UInt64 = 218_340_105_584_896  // 62^8
+        for ms: UInt64 in [0, 1, 61, 62, 1_790_000_000_000, limit - 1] {
+            let id = orderedAutoID(at: ms)
+            #expect(id.count == 20 && id.allSatisfy(alphabet.contains), "\(id)")
+            try validateID(id)
+            #expect(orderedAutoIDMilliseconds(id) == ms, "\(id)")
+        }
+        #expect(orderedAutoID(at: 0).hasPrefix("00000000"))
+        #expect(orderedAutoID(at: limit - 1).hasPrefix("zzzzzzzz"))
+        // A later millisecond sorts after an earlier one, whatever the random part.
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let a = UInt64.random(in: 0..<limit - 1, using: &generator)
+            let b = UInt64.random(in: a + 1..<limit, using: &generator)
+            #expect(less(orderedAutoID(at: a), orderedAutoID(at: b)), "\(a) \(b)")
+        }
+        // Made now: the time is now's, never going back from one id to the next, and the random part is
+        // uniform (24,000 characters: about 387 each; a byte taken modulo 62 would give eight of them 25% more).
+        let before = currentMilliseconds()
+        var counts: [Character: Int] = [:]
+        var seen: Set<String> = []
+        var last: UInt64 = 0
+        for _ in 0..<2_000 {
+            let id = makeOrderedAutoID()
+            let ms = try #require(orderedAutoIDMilliseconds(id))
+            #expect(ms >= last && ms >= before)
+            last = ms
+            seen.insert(id)
+            for c in id.dropFirst(8) { counts[c, default: 0] += 1 }
+        }
+        #expect(last <= currentMilliseconds())
+        #expect(seen.count == 2_000)
+        #expect(counts.count == 62)
+        #expect(counts.values.allSatisfy { (280...500).contains($0) }, "\(counts.sorted { $0.value < $1.value }.prefix(3))")
+        // Ids not made this way have no time.
+        #expect(orderedAutoIDMilliseconds("short") == nil)
+        #expect(orderedAutoIDMilliseconds("0000000-000000000000") == nil)
+        #expect(AutoIDs(rawValue: "ordered") == .ordered && AutoIDs(rawValue: "random") == .random)
+    }
+
     @Test func fieldPaths() throws {
         #expect(try FieldPath(parsing: "a.b.c").segments == ["a", "b", "c"])
         #expect(try FieldPath(parsing: "`a.b`.c").segments == ["a.b", "c"])

@@ -25,7 +25,7 @@ import Testing
         let key = "config-admin-key-" + UUID().uuidString
         let config = try Self.write("""
             {"data": "\(folder)/data", "host": "127.0.0.1", "port": 1, "adminKey": "\(key)", "synchronous": "full",
-             "logLevel": "warning", "rules": "\(rules)", "dev": true, "trustForwardedFor": true,
+             "autoIds": "random", "logLevel": "warning", "rules": "\(rules)", "dev": true, "trustForwardedFor": true,
              "accessTokenLifetime": 120, "argon2Memory": 64, "argon2Iterations": 1, "argon2Parallelism": 1}
             """)
         // The file's port 1 would need privileges: the flag's 0 (any free port) wins.
@@ -34,6 +34,11 @@ import Testing
         let admin = HearthClient(port: server.port, adminKey: key)
         #expect(try await admin.put("/v1/docs/closed/c1", #"{"n": 1}"#).status == 200)
         #expect(FileManager.default.fileExists(atPath: "\(folder)/data/hearth.sqlite"))
+        // Random auto ids: no creation time at their start (one random id in a million would read as a time
+        // within a day of now).
+        let created = try #require(try await admin.post("/v1/docs/closed", #"{"n": 2}"#).json?["id"]?.stringValue)
+        let now = currentMilliseconds()
+        #expect(orderedAutoIDMilliseconds(created).map { $0 + 86_400_000 < now || $0 > now + 86_400_000 } ?? true, "\(created)")
         // Development mode: the denial names the deciding rule and its expression.
         let denied = try await HearthClient(port: server.port, adminKey: key, as: .nobody).get("/v1/docs/closed/c1")
         #expect(denied.status == 403)
@@ -53,6 +58,7 @@ import Testing
             (#"{"dev": "yes"}"#, "'dev' in"),
             (#"{"synchronous": "sometimes"}"#, "synchronous must be FULL or NORMAL"),
             (#"{"indexWrites": "later"}"#, "indexWrites must be deferred or immediate, got later"),
+            (#"{"autoIds": "sequential"}"#, "autoIds must be ordered or random, got sequential"),
             (#"{"logLevel": "loud"}"#, "unknown log level loud"),
             (#"{"accessTokenLifetime": 0}"#, "accessTokenLifetime must be an integer from 1"),
             (#"{"trustForwardedFor": "maybe"}"#, "trustForwardedFor must be true or false"),
