@@ -6,10 +6,14 @@ Workloads (16 connections, wrk): create (POST of a ~300-byte document) and get-b
 reported with the Hearth/PocketBase ratio. Both servers and all traffic stay on 127.0.0.1; every run is
 bounded in time and stops by itself.
 
-    python3 bench/docs_bench.py [--duration 10] [--rounds 2] [--connections 16] [--indexes FILE]...
+    python3 bench/docs_bench.py [--duration 10] [--rounds 2] [--connections 16] [--indexes FILE]... [--random-ids]
 
 Each `--indexes FILE` adds one more Hearth server, started with that index file (e.g. single-field
 overrides from `bench/indexes/`), to the same run; its rows are labelled with the file's name.
+`--varied` gives every created document a title and count of its own (random) instead of the same ones.
+`--random-ids` adds one with Firestore's random auto ids (Hearth's default ids begin with their time).
+After every run the script waits until Hearth has merged the index rows it held (`/metrics`), then a second
+more, so that no server's background work falls into another's run.
 """
 import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -71,9 +75,9 @@ def doc_body(i):
     return {"title": f"A day at the lake, part {i}", "count": i, "published": i % 2 == 0, "body": "lorem ipsu" * 20}
 
 
-def start_hearth(tmp, port, synchronous, indexes=None, name="hearth"):
+def start_hearth(tmp, port, synchronous, indexes=None, name="hearth", auto_ids="ordered"):
     binary = built()
-    env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_SYNCHRONOUS=synchronous)
+    env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_SYNCHRONOUS=synchronous, HEARTH_AUTO_IDS=auto_ids)
     extra = ["--indexes", indexes] if indexes else []
     proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, name), "--port", str(port), "--log-level", "warning"] + extra,
                             env=env, stdout=subprocess.DEVNULL)
@@ -122,6 +126,24 @@ def start_pocketbase(tmp, port):
     }, base
 
 
+def settle(base, hearth, seconds=60):
+    """Waits after a run until the server has finished the work it deferred (Hearth: until its held index
+    rows are merged, read from /metrics), then one more second for either server's checkpoints, so that
+    neither server's background work falls into the other's run. Answers the seconds Hearth took."""
+    start = time.monotonic()
+    while hearth and time.monotonic() - start < seconds:
+        req = urllib.request.Request(f"{base}/metrics", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            held = next((float(l.split()[1]) for l in r.read().decode().splitlines()
+                         if l.startswith("hearth_index_rows_held ")), 0)
+        if held == 0:
+            break
+        time.sleep(0.05)
+    waited = time.monotonic() - start
+    time.sleep(1)
+    return waited
+
+
 def wrk(base, env, duration, connections):
     out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "-s", LUA, base],
                          env=dict(os.environ, **env), capture_output=True, text=True, timeout=duration + 60).stdout
@@ -137,6 +159,10 @@ def main():
     ap.add_argument("--synchronous", default="NORMAL", help="Hearth's durability: NORMAL (its default) or FULL")
     ap.add_argument("--indexes", action="append", default=[], metavar="FILE",
                     help="also run a Hearth server started with this index file (repeatable)")
+    ap.add_argument("--varied", action="store_true",
+                    help="created documents each have their own title and count (random) instead of the same ones")
+    ap.add_argument("--random-ids", action="store_true",
+                    help="also run a Hearth server with Firestore's random auto ids (--auto-ids random)")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="hearth-bench-")
     procs = []
@@ -148,9 +174,16 @@ def main():
             proc, env, base = start_hearth(tmp, free_port(), args.synchronous, os.path.abspath(file), f"hearth{k + 1}")
             procs.append(proc)
             servers.append((name, base, env))
+        if args.random_ids:
+            proc, env, base = start_hearth(tmp, free_port(), args.synchronous, name="hearth-random", auto_ids="random")
+            procs.append(proc)
+            servers.append(("hearth+random-ids", base, env))
         print(f"Hearth durability: {args.synchronous}; PocketBase: WAL with synchronous=NORMAL; {args.connections} connections, "
-              f"{args.duration} s per run, {args.rounds} rounds, load average {os.getloadavg()[0]:.1f}", flush=True)
+              f"{args.duration} s per run, {args.rounds} rounds, {'varied' if args.varied else 'identical'} documents, load average {os.getloadavg()[0]:.1f}", flush=True)
         p_proc, p_env, p_base = start_pocketbase(tmp, free_port()); procs.append(p_proc)
+        if args.varied:
+            for _, _, env in servers + [("pocketbase", p_base, p_env)]:
+                env["create"]["BENCH_VARY"] = "1"
         results = {}
         width = max(len(name) for name, _, _ in servers + [("pocketbase", None, None)])
         for workload in ["create", "get"]:
@@ -158,7 +191,9 @@ def main():
                 for name, base, env in servers + [("pocketbase", p_base, p_env)]:
                     r = wrk(base, env[workload], args.duration, args.connections)
                     results.setdefault((workload, name), []).append(r)
-                    print(f"{workload:7} {name:{width}} {r['rps']:9.0f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  errors {int(r['non2xx'])}", flush=True)
+                    waited = settle(base, name != "pocketbase")
+                    print(f"{workload:7} {name:{width}} {r['rps']:9.0f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  errors {int(r['non2xx'])}"
+                          + (f"  (held index rows merged {waited:.2f} s after)" if name != "pocketbase" else ""), flush=True)
         print()
         print("| workload | server | req/s | PocketBase req/s | ratio | p99 ms | PocketBase p99 ms |")
         print("|---|---|---|---|---|---|---|")
