@@ -12,10 +12,7 @@ public struct RulesStartupError: Error, Sendable, CustomStringConvertible {
 /// Compiles the configured rules file before anything else starts, so a broken file stops the server with
 /// its diagnostics. Nil when no rules file is configured.
 func compileRules(_ configuration: ServerConfiguration, logger: Logger) throws -> RulesProgram? {
-    guard let path = configuration.rulesFile else {
-        logger.notice("no rules file: every request except the admin key's is denied; pass one with --rules FILE (or HEARTH_RULES)")
-        return nil
-    }
+    guard let path = configuration.rulesFile else { return nil }
     do {
         return try RulesInForce.compile(file: path)
     } catch {
@@ -23,12 +20,16 @@ func compileRules(_ configuration: ServerConfiguration, logger: Logger) throws -
     }
 }
 
-/// Installs the compiled rules and dev mode into the engine; returns the service that reloads the file.
+/// Installs the compiled rules and dev mode into the engine; returns the service that reloads the file. Runs once
+/// the store is open, so that a server that cannot open its data folder says only that.
 func installRules(_ program: RulesProgram?, _ configuration: ServerConfiguration, into rules: RulesInForce,
                   logger: Logger) -> RulesReloader? {
     rules.dev = configuration.dev
     rules.install(program)
-    guard let path = configuration.rulesFile else { return nil }
+    guard let path = configuration.rulesFile else {
+        logger.notice("no rules file: every request except the admin key's is denied; pass one with --rules FILE (or HEARTH_RULES)")
+        return nil
+    }
     logger.info("rules loaded", metadata: ["file": "\(path)", "version": "\(program?.version ?? 1)"])
     var reloader = RulesReloader.Configuration()
     reloader.pollInterval = configuration.rulesPollInterval
