@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Synchronization
 
@@ -40,7 +42,7 @@ public func makeAutoID() -> String {
 /// (`AutoIDs.ordered`). The time never goes back within a process: a clock set back repeats the last
 /// millisecond until it passes it again.
 public func makeOrderedAutoID() -> String {
-    orderedAutoID(at: latestMilliseconds.max(currentMilliseconds()))
+    orderedAutoID(at: notBeforeLatest(currentMilliseconds()))
 }
 
 /// An ordered id for the time `milliseconds` since 1970 (`makeOrderedAutoID`).
@@ -57,7 +59,8 @@ public func orderedAutoID(at milliseconds: UInt64) -> String {
     }
 }
 
-/// The milliseconds since 1970, read from an id made by `makeOrderedAutoID` (nil for any other id).
+/// The milliseconds since 1970 that an ordered id begins with (`makeOrderedAutoID`); nil when `id` is not 20
+/// characters of `[A-Za-z0-9]` (a random id reads as some time too).
 public func orderedAutoIDMilliseconds(_ id: String) -> UInt64? {
     let utf8 = Array(id.utf8)
     guard utf8.count == 20 else { return nil }
@@ -83,21 +86,17 @@ public func currentMilliseconds() -> UInt64 {
 }
 
 /// The latest millisecond an ordered id was made at in this process.
-private let latestMilliseconds = LatestMilliseconds()
+private let latestMilliseconds = Atomic<UInt64>(0)
 
-private final class LatestMilliseconds: Sendable {
-    private let value = Atomic<UInt64>(0)
-
-    /// `now`, or the latest value seen if that is later; remembers the result.
-    func max(_ now: UInt64) -> UInt64 {
-        var seen = value.load(ordering: .relaxed)
-        while now > seen {
-            let (exchanged, original) = value.compareExchange(expected: seen, desired: now, ordering: .relaxed)
-            if exchanged { return now }
-            seen = original
-        }
-        return seen
+/// `now`, or the latest millisecond an ordered id was made at if that is later; remembers the result.
+private func notBeforeLatest(_ now: UInt64) -> UInt64 {
+    var seen = latestMilliseconds.load(ordering: .relaxed)
+    while now > seen {
+        let (exchanged, original) = latestMilliseconds.compareExchange(expected: seen, desired: now, ordering: .relaxed)
+        if exchanged { return now }
+        seen = original
     }
+    return seen
 }
 
 /// Fills `out` with characters from `[A-Za-z0-9]`, each equally likely, from the CSPRNG: 64 bytes in one call

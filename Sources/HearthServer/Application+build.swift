@@ -45,7 +45,7 @@ public func buildApplication(
         logger.info("index file loaded", metadata: ["file": "\(file)", "composite indexes": "\(storeConfiguration.compositeIndexes.count)",
                                                     "field overrides": "\(storeConfiguration.fieldOverrides.count)"])
     }
-    let rulesProgram = try compileRules(configuration, logger: logger)
+    let rulesProgram = try compileRules(configuration)
     let store = try Store(configuration: storeConfiguration, logger: logger)
     let database = Database(store: store, logger: logger)
     let rulesReloader = installRules(rulesProgram, configuration, into: database.rules, logger: logger)

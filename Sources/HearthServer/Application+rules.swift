@@ -11,7 +11,7 @@ public struct RulesStartupError: Error, Sendable, CustomStringConvertible {
 
 /// Compiles the configured rules file before anything else starts, so a broken file stops the server with
 /// its diagnostics. Nil when no rules file is configured.
-func compileRules(_ configuration: ServerConfiguration, logger: Logger) throws -> RulesProgram? {
+func compileRules(_ configuration: ServerConfiguration) throws -> RulesProgram? {
     guard let path = configuration.rulesFile else { return nil }
     do {
         return try RulesInForce.compile(file: path)
