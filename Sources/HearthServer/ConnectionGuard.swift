@@ -181,6 +181,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                         context: ChannelHandlerContext) {
         refused = true
         if abandoning {
+            // At once: the end of the input (the client's, or the close after this answer) must not get there first.
             context.fireErrorCaught(HearthError.invalidArgument("the request was refused before its body ended"))
         }
         // The encoder is gone once a WebSocket upgrade is under way: HTTP cannot be answered any more.

@@ -55,6 +55,11 @@ public final class RawHTTPConnection: @unchecked Sendable {
         try await Self.onOwnThread { try self.sendNow(bytes) }
     }
 
+    /// Closes the sending half of the connection (the server reads its end), leaving the reading half open.
+    public func finishSending() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
     private func sendNow(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {

@@ -76,6 +76,27 @@ import Testing
         }
     }
 
+    /// A client that ends its input in the middle of a body gets `400`, and the part it sent is not taken
+    /// for the whole body, even when it parses (`{}` of a promised 16,000 bytes).
+    @Test(arguments: [true, false])
+    func aBodyCutShortByTheClientIsNotTakenWhole(inline: Bool) async throws {
+        try await TestServer.with(configure: { $0.inlineAnswers = inline }) { server, client in
+            for target in ["/v1/docs/cut/a", "/v1/docs/cut", "/v1/commit"] {
+                let raw = try RawHTTPConnection(port: server.port, timeout: 10)
+                let body = target == "/v1/commit" ? #"{"writes": [{"set": "cut/b", "data": {}}]}"# : "{}"
+                try await raw.send(Self.request(target.hasSuffix("/a") ? "PUT" : "POST", target, headers: [
+                    "Content-Type: application/json", "Content-Length: 16000",
+                ])("Authorization: Bearer \(server.adminKey)\r\n") + body)
+                raw.finishSending()
+                let response = try await raw.readResponse()
+                #expect(response.status == 400 && response.errorMessage?.contains("the request ended early") == true,
+                        "\(target): \(response.text)")
+                #expect(try await raw.readToEnd().isEmpty)
+            }
+            #expect(try await client.get("/v1/docs/cut").json?["documents"]?.arrayCount == 0)
+        }
+    }
+
     // MARK: Timeouts
 
     static func shortTimeouts(inline: Bool) -> (inout ServerConfiguration) -> Void {
