@@ -240,9 +240,10 @@ def main():
                     f"p99 {p99:.1f} ms, max {lats[-1]:.1f} ms")
 
         print(f"\nwell-behaved reader (one keep-alive connection, GET /v1/docs/bench/doc):")
-        print(f"  before: {phase(0, attack_start)}")
-        print(f"  during: {phase(attack_start, attack_end)}")
-        print(f"  after:  {phase(attack_end, float('inf'))}")
+        end = time.monotonic()
+        print(f"  before ({attack_start - t0:.1f} s): {phase(0, attack_start)}")
+        print(f"  during ({attack_end - attack_start:.1f} s): {phase(attack_start, attack_end)}")
+        print(f"  after ({end - attack_end:.1f} s): {phase(attack_end, float('inf'))}")
 
         print(f"\nbad connections ({len(results)} opened in {opened - attack_start:.1f} s):")
         print("| kind | connections | answers | closed by the server | closed after (from its first byte): median / max s |")
