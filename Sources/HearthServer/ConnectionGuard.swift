@@ -143,6 +143,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .head, .body:
             break
         case .end:
+            let abandoning = state.isReceivingBody
             switch state.answerEnded() {
             case .keepOpen:
                 break
@@ -154,7 +155,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             case .refuseMalformed(let framing):
                 context.write(data, promise: promise)
-                return refuse(refusal, framing, abandoning: state.isReceivingBody, context: context)
+                return refuse(refusal, framing, abandoning: abandoning, context: context)
             }
         }
         context.write(data, promise: promise)

@@ -82,10 +82,14 @@ struct ConnectionState<C: Clock> where C.Duration == Duration {
 
     // MARK: What the client sends
 
+    // Parts come within a read, and the read's completion stamps a body's clock; between requests the clock
+    // starts when the last answer ends. So a part needs the time only when neither follows: the hot path
+    // asks the clock once per request.
+
     mutating func receivedHead(_ framing: Framing) {
-        guard receiving != .closing else { return }
+        guard let since = phaseSince else { return }
         owed.append(framing)
-        receiving = .body(since: clock.now)
+        receiving = .body(since: since)
         partsSinceRead = true
     }
 
@@ -94,9 +98,18 @@ struct ConnectionState<C: Clock> where C.Duration == Duration {
     }
 
     mutating func receivedEnd() {
-        guard receiving != .closing else { return }
-        receiving = .between(since: clock.now)
+        guard let since = phaseSince else { return }
+        // Answered already (before its body ended): nothing else starts the idle clock.
+        receiving = .between(since: owed.isEmpty ? clock.now : since)
         partsSinceRead = true
+    }
+
+    /// When the current phase began or last moved; nil while closing.
+    private var phaseSince: C.Instant? {
+        switch receiving {
+        case .between(let since), .head(let since), .body(let since): return since
+        case .closing: return nil
+        }
     }
 
     /// A read from the socket completed. One that gave no request part, between requests, brought the
