@@ -1,4 +1,4 @@
-/// Firestore's limits, in one place.
+/// Hearth's limits (Firestore's, where Firestore has one), in one place.
 public enum Limits {
     /// Largest document, in Firestore's storage-size accounting (bytes).
     public static let maxDocumentSize = 1_048_576
@@ -10,6 +10,10 @@ public enum Limits {
     public static let maxIDBytes = 1_500
     /// Largest request body, in bytes.
     public static let maxRequestBody = 10 * 1_048_576
+    /// Largest request head: the request line and the header fields together, in bytes (`431` past it).
+    public static let maxRequestHeadBytes = 64 * 1024
+    /// Most header fields in one request (`431` past it).
+    public static let maxRequestHeaderFields = 100
     /// Most writes in one commit.
     public static let maxWritesPerCommit = 500
     /// Deepest JSON nesting the parser accepts before refusing (guards the stack against hostile input).

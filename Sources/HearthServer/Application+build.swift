@@ -4,6 +4,7 @@ import HearthCore
 import HearthEngine
 import HearthStore
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -97,13 +98,20 @@ public func buildApplication(
         ? InlineAnswers(database: database, adminKey: adminKey, auth: accounts.auth, metrics: metrics, logger: logger,
                       requestLogLevel: configuration.requestLogLevel, serverName: serverName, autoIDs: configuration.autoIDs)
         : nil
+    let channel = HTTP1WebSocketUpgradeChannel.Configuration(
+        // No idle timeout of Hummingbird's: `ConnectionGuard` keeps every timeout, from a connection's first byte.
+        http1: .init(additionalChannelHandlers: inline.map { [InlineAnswerHandler($0)] } ?? [], idleTimeout: nil,
+                     httpDecoderConfiguration: .init(maxHeaderFieldSize: Limits.maxRequestHeadBytes,
+                                                     maxHeaderListSize: Limits.maxRequestHeadBytes,
+                                                     maxHeaderFieldCount: Limits.maxRequestHeaderFields)),
+        ws: .init(maxFrameSize: configuration.listen.maxMessageBytes,
+                  autoPing: .enabled(timePeriod: configuration.listen.heartbeatInterval)))
     var app = Application(
         router: router,
-        server: .http1WebSocketUpgrade(configuration: .init(
-            http1: .init(additionalChannelHandlers: inline.map { [InlineAnswerHandler($0)] } ?? []),
-            ws: .init(maxFrameSize: configuration.listen.maxMessageBytes,
-                      autoPing: .enabled(timePeriod: configuration.listen.heartbeatInterval)))) { request, channel, _ in
-            await listen.shouldUpgrade(request, channel: channel)
+        server: HTTPServerBuilder { responder in
+            GuardedHTTPChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: channel) { request, channel, _ in
+                await listen.shouldUpgrade(request, channel: channel)
+            }, configuration: configuration.connections)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

@@ -1,6 +1,8 @@
 import HearthCore
 import Hummingbird
 import Logging
+import NIOCore
+import NIOHTTP1
 
 /// The one place errors become HTTP: every failure leaves as `{"error": {"code", "message"}}` with its
 /// status. Unknown errors become a 500 that names the request id and is logged, never leaking internals.
@@ -25,6 +27,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return e
         case let e as HTTPError:
             return translate(e, method: method, path: path)
+        case is NIOTooManyBytesError:
+            // A body collected without `Content-Length` (chunked) and over the limit it was collected with.
+            return .payloadTooLarge("request body is over \(Limits.maxRequestBody) bytes (10 MiB)")
         default:
             let requestID = logger[metadataKey: "hb.request.id"].map { "\($0)" } ?? "unknown"
             logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
@@ -77,5 +82,41 @@ func errorReply(_ error: HearthError) -> JSONReply {
     var reply = JSONReply(w.bytes, status: httpStatus(error.code))
     if let retry = error.retryAfter { reply.headers[.retryAfter] = String(retry) }
     if error.code == .unauthenticated { reply.headers[.wwwAuthenticate] = "Bearer" }
+    return reply
+}
+
+/// The answer to a request refused at the connection, before any route (`ConnectionGuard`), in the one error
+/// shape: `400 invalid-argument` naming what is wrong, or `431` for a head over the limits, also
+/// `invalid-argument`: the same request will never pass (`resource-exhausted` would say "try later").
+func malformedRequestReply(_ error: HTTPParserError) -> JSONReply {
+    guard error != .headerOverflow else {
+        var reply = errorReply(.invalidArgument(
+            "request head too large: at most \(Limits.maxRequestHeadBytes) bytes of request line and header fields, "
+                + "and at most \(Limits.maxRequestHeaderFields) header fields"))
+        reply.status = .requestHeaderFieldsTooLarge
+        return reply
+    }
+    let detail: String
+    switch error {
+    case .unexpectedContentLength: detail = "Content-Length given twice, or with Transfer-Encoding"
+    case .invalidContentLength: detail = "Content-Length is not a length"
+    case .invalidChunkSize: detail = "a chunk of the chunked body has a malformed size"
+    case .invalidMethod: detail = "not a request line of a known method"
+    case .invalidURL: detail = "malformed request target"
+    case .invalidVersion: detail = "not HTTP/1.0 or HTTP/1.1"
+    case .invalidHeaderToken: detail = "malformed header field"
+    case .invalidEOFState: detail = "the request ended early"
+    // The parser's catch-all, in practice a Transfer-Encoding it refuses.
+    case .unknown: detail = "Transfer-Encoding with Content-Length, a transfer coding other than chunked, or a line not ending in CRLF"
+    default: detail = "\(error)"
+    }
+    return errorReply(.invalidArgument("malformed HTTP request: \(detail)"))
+}
+
+/// The `408` for a request that did not arrive in time (`deadline-exceeded`, which names the wait).
+func requestTimeoutReply(head: Bool, after timeout: Duration) -> JSONReply {
+    let what = head ? "the request head did not arrive whole" : "the request body made no progress"
+    var reply = errorReply(HearthError(.deadlineExceeded, "\(what) within \(timeout)"))
+    reply.status = .requestTimeout
     return reply
 }

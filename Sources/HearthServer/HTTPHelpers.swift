@@ -81,6 +81,9 @@ extension Request {
             buffer = try await collectBody(upTo: Limits.maxRequestBody)
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw HearthError.payloadTooLarge("request body is over the \(Limits.maxRequestBody)-byte (10 MiB) limit")
+        } catch is NIOTooManyBytesError {
+            // A body without `Content-Length` (chunked) is refused while streaming, with NIO's error.
+            throw HearthError.payloadTooLarge("request body is over the \(Limits.maxRequestBody)-byte (10 MiB) limit")
         }
         if buffer.readableBytes == 0 { return .object([]) }
         return try buffer.withUnsafeReadableBytes { raw throws(HearthError) in try JSON.parse(raw) }

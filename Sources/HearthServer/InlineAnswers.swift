@@ -294,6 +294,8 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The HTTP/1 response encoder's place in the pipeline: answers are written there as finished bytes,
     /// one buffer each. Nil (never in practice) passes every request to the router.
     private var encoder: ChannelHandlerContext?
+    /// The connection's `ConnectionGuard`, which says how to frame each answer and hears of each one written.
+    private var connection: ConnectionGuard?
     /// The last `Authorization` header of this connection that held the admin key.
     private var adminHeader: String?
     /// A read the pipeline asked for while the connection was not writable, or while a write was in
@@ -312,10 +314,12 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+        connection = try? context.pipeline.syncOperations.handler(type: ConnectionGuard.self)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         encoder = nil
+        connection = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -460,25 +464,39 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    /// Writes an answer as HTTP/1.1 bytes below the response encoder, as the encoder would have written
-    /// the router's answer: status line, the reply's headers, `Content-Length`, `Date`, `Server`, body.
+    /// Writes an answer as HTTP/1 bytes below the response encoder, as the encoder would have written the
+    /// router's answer (framed by `ConnectionGuard` as it frames those): status line, the reply's headers,
+    /// `Connection` when it closes or keeps an HTTP/1.0 connection, `Content-Length`, `Date`, `Server`, body.
     private func write(_ reply: JSONReply, closing: Bool, to encoder: ChannelHandlerContext, context: ChannelHandlerContext) {
+        let framing = connection?.nextAnswer
+        let http10 = framing?.http10 == true
+        let closing = closing || framing?.closes == true
         var out = context.channel.allocator.buffer(capacity: reply.bytes.count + 256)
-        out.writeString("HTTP/1.1 \(reply.status.code) \(reply.status.reasonPhrase)\r\n")
+        out.writeStaticString(http10 ? "HTTP/1.0 " : "HTTP/1.1 ")
+        out.writeString("\(reply.status.code) \(reply.status.reasonPhrase)\r\n")
         for field in reply.headers {
             out.writeString(field.name.rawName)
             out.writeStaticString(": ")
             out.writeString(field.value)
             out.writeStaticString("\r\n")
         }
+        if closing {
+            out.writeStaticString("Connection: close\r\n")
+        } else if http10 {
+            out.writeStaticString("Connection: keep-alive\r\n")
+        }
         // HTTP forbids `Content-Length` on a 204.
         if reply.status != .noContent { out.writeString("Content-Length: \(reply.bytes.count)\r\n") }
         out.writeString("Date: \(HTTPDate.now())\r\nServer: \(answers.serverName)\r\n\r\n")
         out.writeBytes(reply.bytes)
-        guard closing else { return encoder.writeAndFlush(NIOAny(IOData.byteBuffer(out)), promise: nil) }
-        // As the router does for `Connection: close`: answer, then close.
-        let channel = context.channel
-        encoder.writeAndFlush(NIOAny(IOData.byteBuffer(out))).whenComplete { _ in channel.close(promise: nil) }
+        if closing {
+            // As the router does for `Connection: close`: answer, then close.
+            let channel = context.channel
+            encoder.writeAndFlush(NIOAny(IOData.byteBuffer(out))).whenComplete { _ in channel.close(promise: nil) }
+        } else {
+            encoder.writeAndFlush(NIOAny(IOData.byteBuffer(out)), promise: nil)
+        }
+        connection?.answeredInline()
     }
 }
 

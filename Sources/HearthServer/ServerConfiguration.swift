@@ -50,6 +50,8 @@ public struct ServerConfiguration: Sendable {
     public var logHandlerFactory: (@Sendable (String) -> any LogHandler)?
     /// Live updates: limits and timings of `/v1/listen`.
     public var listen = ListenConfiguration()
+    /// HTTP connections: how long one may stay idle, or take to send a request head or its body.
+    public var connections = ConnectionConfiguration()
     /// Whether plain document reads (`GET /v1/docs/{document}`, no query string), cheap queries and plain
     /// single-document writes are answered on the connection's event loop, ahead of the router
     /// (`InlineAnswerHandler`). Off, every request is routed; the answers are the same either way.

@@ -9,6 +9,9 @@ public struct HTTPResult: Sendable {
     public var headers: HTTPFields
     /// The body's bytes.
     public var body: [UInt8]
+    /// The status line's HTTP version (`HTTP/1.1`, `HTTP/1.0`), when the answer was read off the wire
+    /// (`RawHTTPConnection`).
+    public var version: String?
 
     /// The body as text.
     public var text: String { String(decoding: body, as: UTF8.self) }

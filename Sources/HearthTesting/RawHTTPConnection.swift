@@ -15,7 +15,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
     /// Where the unread part of `received` starts.
     var start = 0
 
-    /// The connection failed or the answer was not HTTP/1.1 as expected.
+    /// The connection failed or the answer was not HTTP/1 as expected.
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
     }
@@ -53,6 +53,11 @@ public final class RawHTTPConnection: @unchecked Sendable {
     /// Sends bytes as they are, in one write.
     public func send(bytes: [UInt8]) async throws {
         try await Self.onOwnThread { try self.sendNow(bytes) }
+    }
+
+    /// Closes the sending half of the connection (the server reads its end), leaving the reading half open.
+    public func finishSending() {
+        shutdown(fd, Int32(SHUT_WR))
     }
 
     private func sendNow(_ bytes: [UInt8]) throws {
@@ -132,8 +137,8 @@ public final class RawHTTPConnection: @unchecked Sendable {
         }
         let lines = String(decoding: received[start..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = lines[0].split(separator: " ", maxSplits: 2)
-        guard statusParts.count >= 2, statusParts[0] == "HTTP/1.1", let status = Int(statusParts[1]) else {
-            throw Failure(description: "not an HTTP/1.1 status line: \(lines[0].prefix(100))")
+        guard statusParts.count >= 2, statusParts[0] == "HTTP/1.1" || statusParts[0] == "HTTP/1.0", let status = Int(statusParts[1]) else {
+            throw Failure(description: "not an HTTP/1.1 or HTTP/1.0 status line: \(lines[0].prefix(100))")
         }
         var headers = HTTPFields()
         for line in lines.dropFirst() {
@@ -147,6 +152,6 @@ public final class RawHTTPConnection: @unchecked Sendable {
         guard received.count >= bodyStart + length else { return nil }
         let body = Array(received[bodyStart..<bodyStart + length])
         start = bodyStart + length
-        return HTTPResult(status: status, headers: headers, body: body)
+        return HTTPResult(status: status, headers: headers, body: body, version: String(statusParts[0]))
     }
 }

@@ -13,7 +13,7 @@ struct Serve: AsyncParsableCommand {
         discussion: """
             Settings come from flags, then HEARTH_* environment variables (HEARTH_DATA, HEARTH_HOST, HEARTH_PORT,
             HEARTH_ADMIN_KEY, HEARTH_SYNCHRONOUS, HEARTH_INDEX_WRITES, HEARTH_AUTO_IDS, HEARTH_LOG_LEVEL, HEARTH_RULES,
-            HEARTH_INDEXES), then a JSON config file
+            HEARTH_INDEXES, and those named with the account and connection settings), then a JSON config file
             (--config), in that order.
             """
     )
@@ -25,11 +25,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
     @Option(help: "Field-index writes: deferred (default; merged in key order after the commit, queries wait for them) or immediate (in each write's commit).") var indexWrites: String?
     @Option(help: "Ids of documents created without one: ordered (default; 8 characters of the creation time, then 12 random, so they sort by creation and new documents are appended to the store's indexes) or random (Firestore's 20 random characters; an id reveals nothing).") var autoIds: String?
-    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, indexWrites, autoIds, logLevel, rules, indexes, dev (true or false), and the account settings below by their names (argon2Memory, accessTokenLifetime…).") var config: String?
+    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, indexWrites, autoIds, logLevel, rules, indexes, dev (true or false), and the account and connection settings below by their names (argon2Memory, accessTokenLifetime, idleTimeout…).") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
     @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
     @Option(help: "Composite indexes and single-field overrides (Firestore's firestore.indexes.json format); entries are built or dropped at start.") var indexes: String?
     @OptionGroup(title: "Accounts") var accounts: AuthOptions
+    @OptionGroup(title: "Connections") var connections: ConnectionOptions
     @Option(help: "A fixture file whose documents are stored at start (documents already equal are left alone).") var fixtures: String?
     @Option(help: "Start a seed app (blue-avalanche, letter, prolific, comeover) with its rules and data in a temporary data folder.") var demo: String?
 
@@ -74,6 +75,7 @@ struct Serve: AsyncParsableCommand {
         configuration.rulesFile = setting(rules, "HEARTH_RULES", "rules")
         configuration.indexesFile = setting(indexes, "HEARTH_INDEXES", "indexes")
         try accounts.apply(to: &configuration, environment: environment, file: file)
+        try connections.apply(to: &configuration, environment: environment, file: file)
         let startup = try prepareFixtures(&configuration)
         defer { startup.cleanUp() }
 
@@ -98,6 +100,7 @@ struct Serve: AsyncParsableCommand {
         var out: [String: String] = [:]
         var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "indexWrites", "autoIds", "logLevel", "rules", "indexes", "dev"]
         known.formUnion(AuthOptions.configKeys)
+        known.formUnion(ConnectionOptions.configKeys)
         for (key, value) in pairs {
             guard known.contains(key) else {
                 throw ValidationError("unknown key '\(key)' in \(config); known keys: \(known.sorted().joined(separator: ", "))")
@@ -106,8 +109,9 @@ struct Serve: AsyncParsableCommand {
             switch value {
             case .string(let s): out[key] = s
             case .int(let i): out[key] = String(i)
+            case .double(let d): out[key] = String(d)
             case .bool(let b): out[key] = b ? "true" : "false"
-            default: throw ValidationError("'\(key)' in \(config) must be a string, an integer or true/false")
+            default: throw ValidationError("'\(key)' in \(config) must be a string, a number or true/false")
             }
         }
         if let dev = out["dev"], dev != "true", dev != "false" {

@@ -47,6 +47,27 @@ import Testing
         #expect(signedUp.expiresIn == 120)
     }
 
+    /// The connection timeouts come from flags or the file (flags first), in seconds with a fraction.
+    @Test func connectionTimeoutsComeFromFlagsOrTheFile() async throws {
+        let folder = TestServer.temporaryDirectory()
+        let config = try Self.write(#"{"idleTimeout": 30, "requestHeadTimeout": 0.3, "requestBodyTimeout": 0.3}"#)
+        let server = try await ServerProcess.launch(["serve", "--config", config, "--port", "0", "--data", folder,
+                                                     "--idle-timeout", "0.3"])
+        defer { server.signal(SIGKILL) }
+        // The flag's 0.3 s wins over the file's 30 s: the server closes an idle connection well within 10 s.
+        let idle = try RawHTTPConnection(port: server.port, timeout: 10)
+        #expect(try await idle.readToEnd().isEmpty)
+        let head = try RawHTTPConnection(port: server.port, timeout: 10)
+        try await head.send("GET /healthz HTTP/1.1\r\nHo")
+        let late = try await head.readResponse()
+        #expect(late.status == 408 && late.errorMessage?.contains("within 0.3 seconds") == true, "\(late.text)")
+        let body = try RawHTTPConnection(port: server.port, timeout: 10)
+        try await body.send("POST /v1/query HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n{")
+        let stalled = try await body.readResponse()
+        #expect(stalled.status == 408 && stalled.errorMessage?.contains("body made no progress within 0.3 seconds") == true,
+                "\(stalled.text)")
+    }
+
     @Test func aBrokenFileStopsTheServerSayingWhy() async throws {
         let folder = TestServer.temporaryDirectory()
         let cases: [(String, String)] = [
@@ -61,6 +82,9 @@ import Testing
             (#"{"logLevel": "loud"}"#, "unknown log level loud"),
             (#"{"accessTokenLifetime": 0}"#, "accessTokenLifetime must be an integer from 1"),
             (#"{"trustForwardedFor": "maybe"}"#, "trustForwardedFor must be true or false"),
+            (#"{"idleTimeout": 0}"#, "idleTimeout must be a number of seconds from 0.1 to 86400, got 0"),
+            (#"{"requestHeadTimeout": "soon"}"#, "requestHeadTimeout must be a number of seconds from 0.1 to 86400, got soon"),
+            (#"{"requestBodyTimeout": 1e9}"#, "requestBodyTimeout must be a number of seconds"),
             (#"{"port": 8080, "port": 8081}"#, "duplicate key \"port\""),
             (#"[1, 2]"#, "config file must hold a JSON object"),
             (#"{"port": "#, "JSON"),
