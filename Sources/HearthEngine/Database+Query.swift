@@ -7,7 +7,7 @@ extension Database {
     /// read, so the commit aborts if one changes.
     public func runQuery(_ query: Query, as identity: Identity, transaction: String? = nil) async throws -> QueryResult {
         if let transaction { try transactions.touch(transaction, identity: identity) }
-        try authorizeQuery(query, identity)
+        let query = try admit(query, as: identity)
         let readTime = Timestamp.now()
         let documents = try await store.read { try $0.runQuery(query) }
         if let transaction {
@@ -22,7 +22,7 @@ extension Database {
     /// virtual-machine instructions for it; nil when it needs more, and the caller should run it with
     /// `runQuery` (on a reader thread) instead. The rules decide first, exactly as for `runQuery`.
     public func queryNow(_ query: Query, as identity: Identity, instructions: Int) throws -> QueryResult? {
-        try authorizeQuery(query, identity)
+        let query = try admit(query, as: identity)
         let readTime = Timestamp.now()
         do {
             let documents = try store.boundedRead(instructions: instructions) { try $0.runQuery(query) }
@@ -37,7 +37,9 @@ extension Database {
     public func runAggregate(_ aggregate: AggregateQuery, as identity: Identity,
                              transaction: String? = nil) async throws -> AggregateResult {
         if let transaction { try transactions.touch(transaction, identity: identity) }
-        try authorizeQuery(aggregate.query, identity)
+        var admitted = aggregate
+        admitted.query = try admit(aggregate.query, as: identity)
+        let aggregate = admitted
         let readTime = Timestamp.now()
         let recording = transaction != nil
         let (result, documents) = try await store.read { try $0.runAggregate(aggregate, returningDocuments: recording) }
@@ -47,6 +49,22 @@ extension Database {
             }
         }
         return AggregateResult(values: result, order: aggregate.aggregations.map(\.alias), readTime: readTime)
+    }
+
+    /// The query as it runs for an identity: its `list` decided over every document it could return, then
+    /// each document cursor replaced by the values of the document it names, read only if the identity may
+    /// `get` it. A denied cursor answers as any denied read does, whether or not the document exists; the
+    /// store is never handed a document cursor, so nothing it reads escapes the rules.
+    func admit(_ query: Query, as identity: Identity) throws -> Query {
+        try authorizeQuery(query, identity)
+        guard query.hasDocumentCursor else { return query }
+        var documents: [DocumentPath: Document] = [:]
+        for path in query.cursorDocuments {
+            let stored = try store.pointRead { try $0.document(at: path) }
+            try authorizeRead(path: path, document: stored, identity: identity)
+            documents[path] = try stored?.decoded()
+        }
+        return try query.resolvingCursors { documents[$0] }
     }
 }
 

@@ -47,16 +47,6 @@ extension Database {
         try enforce(program.evaluate(request, lookup: StoreDocumentLookup(store: store)), .list, described)
     }
 
-    /// Decides a listing of subcollection ids: allowed only when the caller may list each collection named.
-    func authorizeCollectionIDs(_ ids: [String], under parent: DocumentPath?, identity: Identity) throws {
-        guard let program = try enforcedProgram(for: identity) else { return }
-        for id in ids {
-            let collection = parent?.collection(id) ?? CollectionPath(uncheckedSegments: [id])
-            try authorizeList(ListConstraints(target: .collection(collection)), program: program, identity: identity,
-                              described: collection.description)
-        }
-    }
-
     /// Decides every write of a commit inside the writer's transaction, where the stored state is known:
     /// `set` is a create or an update by existence, `request.resource` is the document after merges and
     /// transforms at the commit time (so `serverTimestamp` equals `request.time`), and `getAfter` sees the

@@ -141,16 +141,17 @@ extension ReadContext {
     /// Calls `body` with each result in order (unprojected, and decoded unless the index alone decided it
     /// matches) until it returns false.
     func forEachResult(_ query: Query, _ planning: QueryPlanning, _ body: (StoredDocument, Document?) throws -> Bool) throws {
-        let resolved = try query.resolvingCursors { path in
-            (try? document(at: path)).flatMap { $0 }.flatMap { try? $0.decoded() }
+        // The engine reads cursor documents under the caller's rules; the store never reads one.
+        guard !query.hasDocumentCursor else {
+            throw HearthError.internal("a query reached the store with a document cursor; resolve it first")
         }
-        if resolved.limitToLast != nil {
+        if query.limitToLast != nil {
             var results: [(StoredDocument, Document?)] = []
-            try forward(resolved.reversed, planning) { results.append(($0, $1)); return true }
+            try forward(query.reversed, planning) { results.append(($0, $1)); return true }
             for (stored, doc) in results.reversed() where try !body(stored, doc) { return }
             return
         }
-        try forward(resolved, planning, body)
+        try forward(query, planning, body)
     }
 
     /// Runs a query without `limitToLast`, cursors resolved. A plan with a fallback runs within its row budget

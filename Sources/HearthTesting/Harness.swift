@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthEngine
+import HearthServer
 
 /// The test harness for apps built on Hearth: a server started with a rules file, a fixture file and optionally
 /// an index file, either
@@ -25,6 +26,8 @@ public final class Harness: @unchecked Sendable {
     /// Where the server runs.
     public let backend: Backend
     let dev: Bool
+    /// Adjusts the in-process server's configuration (a child process takes none).
+    let configure: @Sendable (inout ServerConfiguration) -> Void
     let lock = NSLock()
     var server: TestServer?
     var process: ServerProcess?
@@ -32,23 +35,26 @@ public final class Harness: @unchecked Sendable {
 
     /// Starts Hearth with a rules file (nil: only the admin passes), a fixture file (nil: empty) and an index
     /// file (nil: every field indexed, no composite index), resolved against the working directory; `dev` makes
-    /// denials name the deciding rule.
+    /// denials name the deciding rule; `configure` adjusts the rest of an in-process server's configuration.
     public static func start(rules: String? = nil, fixtures: String? = nil, indexes: String? = nil,
-                             backend: Backend = .inProcess, dev: Bool = true) async throws -> Harness {
+                             backend: Backend = .inProcess, dev: Bool = true,
+                             configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in }) async throws -> Harness {
         let fixture = try fixtures.map { try FixtureFile(path: projectFile($0)) } ?? FixtureFile()
         return try await start(rules: rules.map { projectFile($0) }, fixture: fixture, indexes: indexes.map { projectFile($0) },
-                               backend: backend, dev: dev)
+                               backend: backend, dev: dev, configure: configure)
     }
 
     /// Starts Hearth with a rules file, a dataset given as a value and an index file.
     public static func start(rules: String? = nil, fixture: FixtureFile, indexes: String? = nil,
-                             backend: Backend = .inProcess, dev: Bool = true) async throws -> Harness {
+                             backend: Backend = .inProcess, dev: Bool = true,
+                             configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in }) async throws -> Harness {
         for (kind, file) in [("rules", rules), ("index", indexes)] {
             if let file, !FileManager.default.fileExists(atPath: file) {
                 throw ExpectationFailure("\(kind) file \(file) not found (working directory \(FileManager.default.currentDirectoryPath))")
             }
         }
-        let harness = Harness(fixture: fixture, rulesFile: rules, indexesFile: indexes, backend: backend, dev: dev)
+        let harness = Harness(fixture: fixture, rulesFile: rules, indexesFile: indexes, backend: backend, dev: dev,
+                              configure: configure)
         try await harness.launch()
         return harness
     }
@@ -63,7 +69,9 @@ public final class Harness: @unchecked Sendable {
         return FileManager.default.fileExists(atPath: candidate) ? candidate : path
     }
 
-    init(fixture: FixtureFile, rulesFile: String?, indexesFile: String?, backend: Backend, dev: Bool) {
+    init(fixture: FixtureFile, rulesFile: String?, indexesFile: String?, backend: Backend, dev: Bool,
+         configure: @escaping @Sendable (inout ServerConfiguration) -> Void) {
+        self.configure = configure
         self.fixture = fixture
         self.rulesFile = rulesFile
         self.indexesFile = indexesFile
@@ -134,12 +142,13 @@ public final class Harness: @unchecked Sendable {
     func launch() async throws {
         switch backend {
         case .inProcess:
-            let (rules, indexes, dev) = (rulesFile, indexesFile, dev)
+            let (rules, indexes, dev, configure) = (rulesFile, indexesFile, dev, configure)
             let server = try await TestServer.start { configuration in
                 configuration.rulesFile = rules
                 configuration.indexesFile = indexes
                 configuration.dev = dev
                 configuration.useTestAccounts()
+                configure(&configuration)
             }
             do {
                 try await FixtureLoader(database: server.services.database, auth: server.services.auth).load(fixture)

@@ -33,8 +33,9 @@ public final class HearthClient: Sendable {
         self.defaultCaller = caller
     }
 
-    /// Closes the connection.
+    /// Closes the connection, once it is made: closing before would leave the socket that connects later open.
     public func close() async {
+        _ = try? await client.getChannel()
         try? await client.shutdown()
     }
 

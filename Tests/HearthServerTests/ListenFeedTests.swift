@@ -65,8 +65,9 @@ import Testing
 
     @Test func rulesAtAddTimeAndOnEveryChange() async throws {
         let authorizer = ListenAuthorizer(
-            authorizeTarget: { _, target in
+            admitTarget: { _, target in
                 if case .document(let path) = target, path.segments[0] == "secret" { throw HearthError.permissionDenied() }
+                return target
             },
             authorizeRead: { _, _, doc in
                 if doc?.fields["private"] == .bool(true) { throw HearthError.permissionDenied("the document is private now") }

@@ -41,6 +41,21 @@ extension Query {
         return 0
     }
 
+    /// Whether a cursor names a document, whose values it stands for once resolved (`resolvingCursors`).
+    public var hasDocumentCursor: Bool {
+        if case .document? = start?.position { return true }
+        if case .document? = end?.position { return true }
+        return false
+    }
+
+    /// The documents the cursors name.
+    public var cursorDocuments: [DocumentPath] {
+        [start, end].compactMap { cursor in
+            guard case .document(let path)? = cursor?.position else { return nil }
+            return path
+        }
+    }
+
     /// Turns document cursors into value cursors over the whole normalized order, reading the cursor documents
     /// through `lookup`. Fails when a cursor document is missing or lacks an ordered field (Firestore's rule).
     public func resolvingCursors(_ lookup: (DocumentPath) -> Document?) throws(HearthError) -> Query {

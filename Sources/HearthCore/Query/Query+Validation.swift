@@ -185,6 +185,16 @@ extension Query {
     }
 
     func validateCursor(_ cursor: Cursor?, name: String) throws(HearthError) {
+        if case .document(let path)? = cursor?.position {
+            // Firestore's clients refuse a snapshot from elsewhere as a bound; here it also keeps the cursor
+            // from reading a document the query could never return.
+            guard contains(path: path) else {
+                throw .invalidArgument(
+                    "Invalid query. The \(name) cursor document '\(path)' is not part of the query's result set and "
+                        + "cannot be used as a query boundary.")
+            }
+            return
+        }
         guard case .values(let values)? = cursor?.position else { return }
         if values.isEmpty {
             throw .invalidArgument("Invalid query. \(name) requires at least one value.")

@@ -6,9 +6,8 @@ struct LoadRequest: Sendable {
     let view: Int
     /// Which load of the view this is; a result of an earlier load is stale.
     let generation: Int
+    /// The target, its cursors resolved when it was admitted (`ListenAuthorizer.admitTarget`).
     let target: ListenTarget
-    /// Whether the target's document cursors still need resolving (only its first load).
-    let resolveCursors: Bool
     /// For a resumed target: the position the client's view reflects.
     let resume: LogPosition?
 }
@@ -26,10 +25,7 @@ extension ChangeFeed {
     /// Reads a target's result (and, to resume, its result at the resume position) inside one read transaction.
     /// A query is served by the field index, as `POST /v1/query` is, never by reading its whole collection.
     static func load(_ request: LoadRequest, context: ReadContext, at position: LogPosition) throws -> LoadResult {
-        var target = request.target
-        if request.resolveCursors, case .query(let query) = target {
-            target = .query(try query.resolvingCursors { path in try? context.document(at: path)?.decoded() })
-        }
+        let target = request.target
         let view = TargetView(target: target)
         // The states at the resume position of the documents changed since; nil when the log no longer says.
         let undone = try request.resume.flatMap { resume in

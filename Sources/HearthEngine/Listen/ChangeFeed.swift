@@ -111,7 +111,7 @@ public final class ChangeFeed: Service, Sendable {
                         var denied: [Denial] = []
                         for subscriber in subscribers {
                             do {
-                                try authorizer.authorizeTarget(subscriber.identity, subscriber.target)
+                                _ = try authorizer.admitTarget(subscriber.identity, subscriber.target)
                             } catch {
                                 denied.append(Denial(connection: subscriber.connection.id, serial: subscriber.serial,
                                                      error: error as? HearthError ?? .permissionDenied()))

@@ -140,8 +140,7 @@ final class FeedState {
             for records in feed.handOver.startListening() { commit(records, load: load) }
         }
         view.generation += 1
-        load(LoadRequest(view: view.id, generation: view.generation, target: view.target, resolveCursors: true,
-                         resume: subscriber.resume))
+        load(LoadRequest(view: view.id, generation: view.generation, target: view.target, resume: subscriber.resume))
     }
 
     func attach(_ subscriber: Subscriber, _ key: SubscriberKey, to view: View) {
@@ -253,7 +252,7 @@ final class FeedState {
         case .requery:
             view.phase = .loading
             view.generation += 1
-            load(LoadRequest(view: view.id, generation: view.generation, target: model.target, resolveCursors: false, resume: nil))
+            load(LoadRequest(view: view.id, generation: view.generation, target: model.target, resume: nil))
         }
     }
 
@@ -265,11 +264,9 @@ final class FeedState {
             view.phase = .loading
             view.generation += 1
             if let model = view.model {
-                load(LoadRequest(view: view.id, generation: view.generation, target: model.target, resolveCursors: false,
-                                 resume: nil))
+                load(LoadRequest(view: view.id, generation: view.generation, target: model.target, resume: nil))
             } else {
-                load(LoadRequest(view: view.id, generation: view.generation, target: view.target, resolveCursors: true,
-                                 resume: view.subscribers.first?.resume))
+                load(LoadRequest(view: view.id, generation: view.generation, target: view.target, resume: view.subscribers.first?.resume))
             }
         }
     }

@@ -72,7 +72,7 @@ public final class ListenConnection: @unchecked Sendable {
     }
 
     /// Adds a target: checked against the limits and the rules now, its first snapshot follows as an event.
-    public func listen(id targetID: String, target: ListenTarget, resumeToken: String?) throws(HearthError) {
+    public func listen(id targetID: String, target asked: ListenTarget, resumeToken: String?) throws(HearthError) {
         let limits = feed.configuration
         guard !targetID.isEmpty, targetID.utf8.count <= limits.maxTargetIDBytes else {
             throw .invalidArgument("target id must be 1 to \(limits.maxTargetIDBytes) bytes")
@@ -96,8 +96,9 @@ public final class ListenConnection: @unchecked Sendable {
         lock.unlock()
         // Read before deciding: if the rules change meanwhile, the feed sees an older generation and decides again.
         let rulesGeneration = feed.database.rules.generation
+        let target: ListenTarget
         do {
-            try feed.authorizer.authorizeTarget(identity, target)
+            target = try feed.authorizer.admitTarget(identity, asked)
         } catch let error as HearthError {
             throw error
         } catch {
