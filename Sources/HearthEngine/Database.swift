@@ -149,9 +149,12 @@ public final class Database: Sendable {
         }
     }
 
-    /// Opens an optimistic transaction.
-    public func beginTransaction(as identity: Identity) throws -> String {
-        try transactions.begin(identity: identity)
+    /// Opens an optimistic transaction. `address` is where the request came from: each caller's and each
+    /// address's share of open transactions is bounded (`TransactionRegistry.Configuration`). Without rules,
+    /// only the admin, who alone could use one, may open one.
+    public func beginTransaction(as identity: Identity, from address: String? = nil) throws -> String {
+        _ = try enforcedProgram(for: identity)
+        return try transactions.begin(.init(identity, address: address))
     }
 
     /// Ends a transaction without writing.

@@ -110,7 +110,7 @@ extension Evaluator {
         case "path":
             switch a {
             case .path: return a
-            case .string(let s): return .path(s.split(separator: "/").map(String.init))
+            case .string(let s): return .path(RulesValue.pathSegments(s))
             default: throw EvalError("path() needs a string, not \(a.typeName)")
             }
         default: // debug

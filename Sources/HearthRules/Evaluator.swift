@@ -188,9 +188,9 @@ final class Evaluator {
                 case .interpolated(let inner):
                     switch try eval(inner, frame) {
                     case .string(let s):
-                        // Most interpolations are one id; splitting those would only copy them.
-                        if !s.isEmpty, !s.utf8.contains(UInt8(ascii: "/")) { segments.append(s); break }
-                        segments += s.split(separator: "/").map(String.init)
+                        // One segment, slashes and all, as a bound path variable is: a string cannot add
+                        // segments (or vanish) and so name another document than the one it spells.
+                        segments.append(s)
                     case .path(let p): segments += p
                     case .int(let i): segments.append(String(i))
                     case .unknown: unknown = true

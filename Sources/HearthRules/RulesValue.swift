@@ -74,6 +74,13 @@ enum RulesValue: Sendable {
     /// `databases/(default)/documents`: the prefix of every absolute document path in rules.
     static let documentsPrefix = ["databases", RulesLimits.databaseID, "documents"]
 
+    /// `path(string)`: the pieces between slashes after one leading slash, empty ones kept, so that
+    /// `'a//b'` or `'a/b/'` names no document instead of passing for `a/b`.
+    static func pathSegments(_ text: String) -> [String] {
+        let body = text.hasPrefix("/") ? text.dropFirst() : Substring(text)
+        return body.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+    }
+
     /// The value as a resource map: `data`, `id`, `__name__`.
     static func resource(_ doc: Document) -> RulesValue {
         .map([

@@ -61,7 +61,8 @@ public func buildApplication(
     router.add(middleware: AuthMiddleware(adminKey: adminKey, auth: accounts.auth))
 
     router.get("/healthz") { _, _ in jsonResponse(Array("{\"status\":\"ok\"}".utf8)) }
-    DocumentRoutes(database: database, autoIDs: configuration.autoIDs).register(on: router)
+    DocumentRoutes(database: database, autoIDs: configuration.autoIDs,
+                   clientAddress: ClientAddress(trustForwardedFor: configuration.trustForwardedFor)).register(on: router)
     accounts.register(on: router, configuration: configuration)
     QueryRoutes(database: database).register(on: router)
     let feed = ChangeFeed(database: database, configuration: configuration.listen,

@@ -3,11 +3,13 @@ import HearthEngine
 import HearthStore
 import Hummingbird
 
-/// The document API of DESIGN §3: documents, collections, commits, transactions and subcollection ids.
+/// The document API (docs/api.md): documents, collections, commits, transactions and subcollection ids.
 struct DocumentRoutes {
     let database: Database
     /// How documents created without an id are named.
     let autoIDs: AutoIDs
+    /// Where a request comes from: open transactions are bounded per address too.
+    let clientAddress: ClientAddress
 
     func register(on router: Router<HearthRequestContext>) {
         router.get("/v1/docs/**") { request, context in try await self.get(request, context) }
@@ -157,7 +159,7 @@ struct DocumentRoutes {
         guard case .object(let pairs) = body, pairs.isEmpty else {
             throw HearthError.invalidArgument("POST /v1/transactions takes an empty body or {}")
         }
-        let id = try database.beginTransaction(as: context.identity)
+        let id = try database.beginTransaction(as: context.identity, from: clientAddress(request, context))
         var w = JSONWriter()
         w.raw("{\"transaction\":")
         w.string(id)

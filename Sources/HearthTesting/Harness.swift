@@ -127,8 +127,11 @@ public final class Harness: @unchecked Sendable {
 
     /// Runs a body against a fresh harness, then stops it.
     public static func with<T>(rules: String? = nil, fixtures: String? = nil, indexes: String? = nil,
-                               backend: Backend = .inProcess, _ body: (Harness) async throws -> T) async throws -> T {
-        let harness = try await start(rules: rules, fixtures: fixtures, indexes: indexes, backend: backend)
+                               backend: Backend = .inProcess, dev: Bool = true,
+                               configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
+                               _ body: (Harness) async throws -> T) async throws -> T {
+        let harness = try await start(rules: rules, fixtures: fixtures, indexes: indexes, backend: backend, dev: dev,
+                                      configure: configure)
         do {
             let result = try await body(harness)
             await harness.stop()

@@ -108,6 +108,13 @@ import Testing
         "!bool('false')", "path('/databases/x/documents/a/b') == /databases/x/documents/a/b", "debug(3) == 3",
         "string(/a/b) == '/a/b'",
     ]
+    /// An interpolated string is one segment, slashes and all; `path()` splits on every slash and keeps empty
+    /// pieces. Either way a string cannot name another document than the one it spells.
+    static let paths = [
+        "(/a/$('b/c'))[1] == 'b/c'", "/a/$('b/c') != /a/b/c", "/a/$('b') == /a/b", "(/a/$(''))[1] == ''",
+        "path('a/b') == /a/b", "path('/a/b') == /a/b", "path('a//b') != /a/b", "path('a//b')[1] == ''",
+        "path('a/b/') != /a/b", "/a/$(/b/c) == /a/b/c",
+    ]
     static let types = [
         "'a' is string", "1 is int", "1.0 is float", "1 is number", "1.5 is number", "true is bool", "null is null",
         "[1] is list", "{} is map", "request.time is timestamp", "duration.value(1, 's') is duration",
@@ -132,7 +139,7 @@ import Testing
     ]
 
     static let allTrue = strings + lists + maps + sets + timestamps + durations + math + hashing + latlngs
-        + conversions + types + operators + request
+        + conversions + paths + types + operators + request
 
     @Test(arguments: allTrue)
     func builtinHolds(_ expression: String) {
@@ -149,6 +156,11 @@ import Testing
         "duration.value(9223372036854775807, 'w') != null", "timestamp.value(-9223372036854775808) != null", "get(/databases/x/documents/t) == null",
         "int(1e300) == 0", "{1: 2} == {}", "1 in 'abc'", "[1, 2].join(',') == '1,2'", "'a' + 1 == 'a1'",
         "1 ? true : false", "bool('yes')", "resource.data.s.size() > 0 && resource.data.s.matches('[')",
+        // A document id cannot hold a slash or be empty: such a path names no document, and reading it is an error.
+        "exists(/databases/$(database)/documents/t/$('doc1/'))", "!exists(/databases/$(database)/documents/t/$('/doc1'))",
+        "!exists(/databases/$(database)/documents/t/$('doc1//'))", "exists(/databases/$(database)/documents/$('t/doc1'))",
+        "get(/databases/$(database)/documents/t/$('')) == null", "exists(path('/databases/(default)/documents/t//doc1'))",
+        "exists(path('/databases/(default)/documents/t/doc1/'))",
     ]
 
     @Test(arguments: errors)

@@ -18,7 +18,7 @@ import Testing
         let alice = Identity.user(uid: "alice", token: [:])
         let path = try DocumentPath("a/b")
 
-        let busy = try registry.begin(identity: alice)
+        let busy = try registry.begin(.init(alice))
         for _ in 0..<5 {
             clock.now += 50  // used every 50 s: never idle for a minute
             try registry.recordRead(busy, identity: alice, path: path, version: nil)
@@ -28,7 +28,7 @@ import Testing
         clock.now += 2   // 271 s old: expired however recently used
         #expect(throws: HearthError.self) { try registry.touch(busy, identity: alice) }
 
-        let idle = try registry.begin(identity: alice)
+        let idle = try registry.begin(.init(alice))
         clock.now += 59
         try registry.touch(idle, identity: alice)
         clock.now += 61
@@ -37,7 +37,7 @@ import Testing
 
     @Test func transactionsBelongToTheirCaller() throws {
         let registry = TransactionRegistry()
-        let id = try registry.begin(identity: .user(uid: "alice", token: [:]))
+        let id = try registry.begin(.init(.user(uid: "alice", token: [:])))
         #expect(throws: HearthError.self) { try registry.touch(id, identity: .user(uid: "bob", token: [:])) }
         #expect(throws: HearthError.self) { try registry.rollback(id, identity: .admin) }
         try registry.rollback(id, identity: .user(uid: "alice", token: [:]))
@@ -48,16 +48,66 @@ import Testing
         var configuration = TransactionRegistry.Configuration()
         configuration.maxOpen = 3
         let registry = TransactionRegistry(configuration: configuration)
-        for _ in 0..<3 { _ = try registry.begin(identity: .admin) }
+        for _ in 0..<3 { _ = try registry.begin(.init(.admin)) }
         #expect(throws: HearthError(.resourceExhausted, "too many open transactions (3); commit or roll back some")) {
-            _ = try registry.begin(identity: .admin)
+            _ = try registry.begin(.init(.admin))
+        }
+    }
+
+    /// Each caller (a user, or the address of callers without a token) and each address has a share of the
+    /// table; filling one's share leaves others free to begin, and ending or expiring gives it back.
+    @Test func openTransactionsAreBoundedPerCallerAndPerAddress() throws {
+        let clock = Clock()
+        var configuration = TransactionRegistry.Configuration()
+        configuration.maxOpenPerCaller = 3
+        configuration.maxOpenPerAddress = 5
+        let registry = TransactionRegistry(configuration: configuration, now: { clock.now })
+        func user(_ uid: String, _ address: String) -> TransactionRegistry.Caller {
+            .init(.user(uid: uid, token: [:]), address: address)
+        }
+        let nobody = TransactionRegistry.Caller(.unauthenticated, address: "10.0.0.1")
+        let rows: [(TransactionRegistry.Caller, opened: Int)] = [
+            (nobody, 3),                                            // callers without a token share their address's slots
+            (.init(.unauthenticated, address: "10.0.0.2"), 3),      // another address has its own
+            (user("alice", "10.0.0.1"), 2),                         // the address's share (5) runs out before alice's (3)
+            (user("bob", "10.0.0.3"), 3),
+            (.init(.admin, address: "10.0.0.1"), 10),               // the admin counts against the table only
+        ]
+        var alices: [String] = []
+        for (caller, opened) in rows {
+            for _ in 0..<opened {
+                let id = try registry.begin(caller)
+                if caller.identity.uid == "alice" { alices.append(id) }
+            }
+            if caller.identity.isAdmin { continue }
+            #expect(throws: HearthError.self, "\(caller)") { _ = try registry.begin(caller) }
+        }
+        // Ending one gives its slot back; so does expiring.
+        try registry.rollback(alices[0], identity: .user(uid: "alice", token: [:]))
+        _ = try registry.begin(user("alice", "10.0.0.1"))
+        #expect(throws: HearthError.self) { _ = try registry.begin(nobody) }
+        clock.now += 61
+        _ = try registry.begin(nobody)
+        _ = try registry.begin(user("alice", "10.0.0.1"))
+    }
+
+    @Test func aTransactionReadsAtMostItsBound() throws {
+        var configuration = TransactionRegistry.Configuration()
+        configuration.maxReads = 2
+        let registry = TransactionRegistry(configuration: configuration)
+        let id = try registry.begin(.init(.admin))
+        try registry.recordRead(id, identity: .admin, path: try DocumentPath("a/1"), version: nil)
+        try registry.recordRead(id, identity: .admin, path: try DocumentPath("a/2"), version: nil)
+        try registry.recordRead(id, identity: .admin, path: try DocumentPath("a/1"), version: nil)
+        #expect(throws: HearthError(.resourceExhausted, "a transaction may read at most 2 documents")) {
+            try registry.recordRead(id, identity: .admin, path: try DocumentPath("a/3"), version: nil)
         }
     }
 
     @Test func firstReadOfAPathIsTheOneChecked() throws {
         let registry = TransactionRegistry()
         let path = try DocumentPath("a/b")
-        let id = try registry.begin(identity: .admin)
+        let id = try registry.begin(.init(.admin))
         try registry.recordRead(id, identity: .admin, path: path, version: Timestamp(microseconds: 1))
         try registry.recordRead(id, identity: .admin, path: path, version: Timestamp(microseconds: 2))
         let reads = try registry.finish(id, identity: .admin)
