@@ -68,7 +68,7 @@ public struct AdminKey: Sendable {
 
     /// True when `presented` is the key (constant time).
     public func matches(_ presented: String) -> Bool {
-        ConstantTime.equals(Tokens.hash(presented).bytes, hash.bytes)
+        Tokens.hash(presented).matches(hash)
     }
 
     /// True when an `Authorization` header value is `Bearer <the key>` (scheme case-insensitive).

@@ -41,6 +41,11 @@ public struct TokenHash: Sendable, Hashable, CustomStringConvertible {
         self.bytes = out
     }
 
+    /// Whether two hashes are equal, compared in constant time.
+    public func matches(_ other: TokenHash) -> Bool {
+        ConstantTime.equals(bytes, other.bytes)
+    }
+
     /// Abbreviated, so a hash printed by mistake is still no lookup key.
     public var description: String { "TokenHash(\(hex.prefix(8))…)" }
 }

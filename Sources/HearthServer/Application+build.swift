@@ -75,7 +75,9 @@ public func buildApplication(
                               }
                           },
                           logger: logger)
-    router.get("/metrics") { _, _ in
+    let metricsAccess = try MetricsAccess(adminKey: adminKey, key: configuration.metricsKey)
+    router.get("/metrics") { request, _ in
+        try metricsAccess.check(request.headers[.authorization])
         metrics.databaseSize.set(Double(store.sizeOnDisk()))
         metrics.listenConnections.set(Double(feed.openConnections))
         metrics.reportScanned(store.statistics.documentsScanned)

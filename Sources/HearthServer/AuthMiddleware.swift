@@ -26,10 +26,11 @@ struct AuthMiddleware: RouterMiddleware {
     }
 
     /// Account calls that act on credentials in their body, never on the caller's: a client that sends its
-    /// expired access token along with everything (as SDKs do) must still be able to refresh or sign in.
+    /// expired access token along with everything (as SDKs do) must still be able to refresh or sign in. And
+    /// `/metrics`, which checks its own key (`MetricsAccess`).
     static let credentialFree: Set<String> = [
         "/v1/auth/signup", "/v1/auth/login", "/v1/auth/anonymous", "/v1/auth/refresh", "/v1/auth/password-reset",
-        "/v1/auth/password-reset/confirm", "/v1/auth/verify-email/confirm",
+        "/v1/auth/password-reset/confirm", "/v1/auth/verify-email/confirm", "/metrics",
     ]
 }
 

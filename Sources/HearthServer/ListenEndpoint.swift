@@ -32,13 +32,21 @@ struct ListenEndpoint: Sendable {
     /// The path the protocol is served on.
     static let path = "/v1/listen"
 
-    /// Decides an upgrade: only for the listen path with acceptable credentials; anything else goes on to the
-    /// router, whose `/v1/listen` route answers with the error.
+    /// Decides an upgrade: only for the listen path with acceptable credentials. A refusal is answered with
+    /// its reason (`RefusedUpgradeAnswer`): `401` for credentials that do not work, `404` for another path.
     func shouldUpgrade(_ request: HTTPRequest, channel: any Channel) async -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
-        guard request.method == .get, let target = request.path else { return .dontUpgrade }
-        let uri = URI(target)
-        guard uri.path == Self.path, let credentials = try? await credentials(uri: uri, authorization: request.headerFields[.authorization])
-        else { return .dontUpgrade }
+        let uri = URI(request.path ?? "")
+        let credentials: Credentials
+        do {
+            guard request.method == .get, uri.path == Self.path else {
+                throw HearthError.notFound("only \(Self.path) speaks WebSocket (GET with an upgrade)")
+            }
+            credentials = try await self.credentials(uri: uri, authorization: request.headerFields[.authorization])
+        } catch {
+            let refusal = RefusedUpgradeAnswer(error as? HearthError ?? .unauthenticated("the credentials could not be checked"))
+            try? await channel.eventLoop.submit { try channel.pipeline.syncOperations.addHandler(refusal) }.get()
+            return .dontUpgrade
+        }
         return .upgrade([:]) { inbound, outbound, context in
             let connection = feed.connect(identity: credentials.identity, session: credentials.session,
                                           expires: credentials.expires)

@@ -14,6 +14,9 @@ public struct ServerConfiguration: Sendable {
     public var dataDirectory: String = "./hearth-data"
     /// The admin key; when nil, read from (or generated into) the data folder.
     public var adminKey: String?
+    /// When set, `/metrics` answers only `Authorization: Bearer <metrics key>` (or the admin key); nil leaves it
+    /// open to anyone who can reach the server.
+    public var metricsKey: String?
     /// Durability: `NORMAL` (default) survives process crashes, with the WAL synced within 50 ms; `FULL`
     /// acknowledges only synced commits, so they survive a power loss too.
     public var synchronous: Store.Configuration.Synchronous = .normal

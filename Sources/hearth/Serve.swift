@@ -12,7 +12,7 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the server.",
         discussion: """
             Settings come from flags, then HEARTH_* environment variables (HEARTH_DATA, HEARTH_HOST, HEARTH_PORT,
-            HEARTH_ADMIN_KEY, HEARTH_SYNCHRONOUS, HEARTH_INDEX_WRITES, HEARTH_AUTO_IDS, HEARTH_LOG_LEVEL, HEARTH_RULES,
+            HEARTH_ADMIN_KEY, HEARTH_METRICS_KEY, HEARTH_SYNCHRONOUS, HEARTH_INDEX_WRITES, HEARTH_AUTO_IDS, HEARTH_LOG_LEVEL, HEARTH_RULES,
             HEARTH_INDEXES, and those named with the account and connection settings), then a JSON config file
             (--config), in that order.
             """
@@ -25,7 +25,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
     @Option(help: "Field-index writes: deferred (default; merged in key order after the commit, queries wait for them) or immediate (in each write's commit).") var indexWrites: String?
     @Option(help: "Ids of documents created without one: ordered (default; 8 characters of the creation time, then 12 random, so they sort by creation and new documents are appended to the store's indexes) or random (Firestore's 20 random characters; an id reveals nothing).") var autoIds: String?
-    @Option(help: "A JSON file with any of: data, host, port, adminKey, synchronous, indexWrites, autoIds, logLevel, rules, indexes, dev (true or false), and the account and connection settings below by their names (argon2Memory, accessTokenLifetime, idleTimeout…).") var config: String?
+    @Option(help: "A JSON file with any of: data, host, port, adminKey, metricsKey, synchronous, indexWrites, autoIds, logLevel, rules, indexes, dev (true or false), and the account and connection settings below by their names (argon2Memory, accessTokenLifetime, idleTimeout…).") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
     @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
     @Option(help: "Composite indexes and single-field overrides (Firestore's firestore.indexes.json format); entries are built or dropped at start.") var indexes: String?
@@ -48,6 +48,7 @@ struct Serve: AsyncParsableCommand {
             configuration.port = value
         }
         configuration.adminKey = environment["HEARTH_ADMIN_KEY"] ?? file["adminKey"]
+        configuration.metricsKey = environment["HEARTH_METRICS_KEY"] ?? file["metricsKey"]
         if let text = setting(synchronous, "HEARTH_SYNCHRONOUS", "synchronous") {
             guard let value = Store.Configuration.Synchronous(rawValue: text.uppercased()) else {
                 throw ValidationError("synchronous must be FULL or NORMAL, got \(text)")
@@ -98,7 +99,7 @@ struct Serve: AsyncParsableCommand {
         guard let bytes = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
         guard case .object(let pairs) = try JSON.parse(Array(bytes)) else { throw ValidationError("config file must hold a JSON object") }
         var out: [String: String] = [:]
-        var known: Set<String> = ["data", "host", "port", "adminKey", "synchronous", "indexWrites", "autoIds", "logLevel", "rules", "indexes", "dev"]
+        var known: Set<String> = ["data", "host", "port", "adminKey", "metricsKey", "synchronous", "indexWrites", "autoIds", "logLevel", "rules", "indexes", "dev"]
         known.formUnion(AuthOptions.configKeys)
         known.formUnion(ConnectionOptions.configKeys)
         for (key, value) in pairs {

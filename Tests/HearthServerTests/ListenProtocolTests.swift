@@ -81,6 +81,37 @@ import Testing
         }
     }
 
+    /// An upgrade whose credentials do not work is answered `401 unauthenticated` in the one error shape (not
+    /// upgraded), whether the token is bogus, malformed, or was revoked, in the header or in `?token=`; an
+    /// upgrade elsewhere than the listen path is `404`.
+    @Test func refusedUpgradesSayWhy() async throws {
+        try await TestServer.with(configure: { $0.useTestAccounts() }) { server, client in
+            let session = try await client.signedUp("ws@example.com", "a-long-password-1")
+            let revoked = try await client.signedUp("gone@example.com", "a-long-password-2")
+            #expect(try await client.post("/v1/auth/logout", "{}", as: .token(revoked.token)).status == 204)
+            let rows: [(String, [String], Int, String)] = [
+                ("/v1/listen", ["Authorization: Bearer not-a-token"], 401, "unauthenticated"),
+                ("/v1/listen", ["Authorization: Basic Zm9vOmJhcg=="], 401, "unauthenticated"),
+                ("/v1/listen", ["Authorization: Bearer \(revoked.token)"], 401, "unauthenticated"),
+                ("/v1/listen?token=nope", [], 401, "unauthenticated"),
+                ("/v1/listen?token=\(revoked.token)", [], 401, "unauthenticated"),
+                ("/v1/elsewhere", ["Authorization: Bearer \(session.token)"], 404, "not-found"),
+            ]
+            for (target, headers, status, code) in rows {
+                let connection = try RawHTTPConnection(port: server.port)
+                try await connection.send("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                    + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    + headers.map { $0 + "\r\n" }.joined() + "\r\n")
+                let answer = try await connection.readResponse()
+                #expect(answer.status == status && answer.errorCode == code, "\(target) \(headers): \(answer.status) \(answer.text)")
+                #expect((answer.errorMessage ?? "").count > 5)
+            }
+            // The good token still upgrades.
+            let ws = try await ListenClient.connect(port: server.port, credentials: .query(session.token))
+            await ws.close()
+        }
+    }
+
     @Test func everyErrorFrameLeavesTheConnectionUsable() async throws {
         try await TestServer.with(configure: { $0.listen.maxTargetsPerConnection = 2 }) { server, _ in
             let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))

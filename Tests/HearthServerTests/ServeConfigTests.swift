@@ -26,7 +26,8 @@ import Testing
         let config = try Self.write("""
             {"data": "\(folder)/data", "host": "127.0.0.1", "port": 1, "adminKey": "\(key)", "synchronous": "full",
              "autoIds": "random", "logLevel": "warning", "rules": "\(rules)", "dev": true, "trustForwardedFor": true,
-             "accessTokenLifetime": 120, "argon2Memory": 64, "argon2Iterations": 1, "argon2Parallelism": 1}
+             "accessTokenLifetime": 120, "argon2Memory": 64, "argon2Iterations": 1, "argon2Parallelism": 1,
+             "metricsKey": "\(key)-metrics"}
             """)
         // The file's port 1 would need privileges: the flag's 0 (any free port) wins.
         let server = try await ServerProcess.launch(["serve", "--config", config, "--port", "0"])
@@ -42,6 +43,9 @@ import Testing
         let denied = try await HearthClient(port: server.port, adminKey: key, as: .nobody).get("/v1/docs/closed/c1")
         #expect(denied.status == 403)
         #expect(denied.text.contains("app.rules:4") && denied.text.contains("allow denied by `false`"), "\(denied.text)")
+        // The metrics take the metrics key.
+        #expect(try await admin.get("/metrics", as: .nobody).status == 401)
+        #expect(try await admin.get("/metrics", as: .token("\(key)-metrics")).status == 200)
         // Access tokens live as long as the file says.
         let signedUp = try await admin.signedUp("ann@example.com", "a long enough password")
         #expect(signedUp.expiresIn == 120)
@@ -82,6 +86,7 @@ import Testing
             (#"{"logLevel": "loud"}"#, "unknown log level loud"),
             (#"{"accessTokenLifetime": 0}"#, "accessTokenLifetime must be an integer from 1"),
             (#"{"trustForwardedFor": "maybe"}"#, "trustForwardedFor must be true or false"),
+            (#"{"metricsKey": "short"}"#, "the metrics key must be at least 32 characters long"),
             (#"{"idleTimeout": 0}"#, "idleTimeout must be a number of seconds from 0.1 to 86400, got 0"),
             (#"{"requestHeadTimeout": "soon"}"#, "requestHeadTimeout must be a number of seconds from 0.1 to 86400, got soon"),
             (#"{"requestBodyTimeout": 1e9}"#, "requestBodyTimeout must be a number of seconds"),
