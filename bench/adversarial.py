@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Adversarial connections: a `hearth serve` on loopback held open by clients that send half a head, half a
-body, nothing at all, or malformed requests, while one well-behaved client keeps reading a document.
+body, nothing at all, or malformed requests, while one well-behaved client keeps reading a document; then a
+flood of transaction begins from one address without credentials.
 
 It shows that the well-behaved client is still served (every answer, and its latency before, during and
 after), that each bad connection gets its answer (408 for a slow head or body, 400 or 431 for a malformed
 request) and is closed within the server's timeouts, and that the server's descriptors and memory come back
-once they are. The server runs with short timeouts (flags below) so the run ends within a minute.
+once they are. The server runs with short timeouts (flags below) so the run ends within a minute. The flood
+shows the begins beyond the address's share refused (429), and a caller from another address and a signed-in
+user still beginning.
 
     python3 bench/adversarial.py [--slow-headers 200] [--half-bodies 200] [--idle 200] [--malformed 200]
-                                 [--timeout 5] [--idle-timeout 10] [--seconds 60]
+                                 [--timeout 5] [--idle-timeout 10] [--seconds 60] [--transactions 10050]
 
 Python's standard library only. Uses `.build/release/hearth` if built, else `.build/debug/hearth` (or
 `--binary`); loopback only, bounded in connections and time (it stops by itself, and stops the server).
@@ -138,6 +141,86 @@ def run_adversaries(port, args, results, started):
     results.extend(conns)
 
 
+RULES = """rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /bench/{id} { allow read: if true; }
+  }
+}
+"""
+
+
+def begin_request(address, token=None):
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
+    return (f"POST /v1/transactions HTTP/1.1\r\nHost: t\r\nX-Forwarded-For: {address}\r\n{auth}"
+            "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}").encode()
+
+
+def pipelined_begins(port, address, count):
+    """Sends `count` begins on one connection without waiting, then reads every answer: {status: count}."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sender = threading.Thread(target=lambda: sock.sendall(begin_request(address) * count))
+    sender.start()
+    received, statuses = b"", {}
+    while sum(statuses.values()) < count:
+        data = sock.recv(1 << 20)
+        if not data:
+            break
+        received += data
+        # Answers are small and whole once their body (after the blank line) is in.
+        while True:
+            head_end = received.find(b"\r\n\r\n")
+            if head_end < 0:
+                break
+            head = received[:head_end].decode("latin-1")
+            length = next((int(l.split(":", 1)[1]) for l in head.split("\r\n") if l.lower().startswith("content-length:")), 0)
+            if len(received) < head_end + 4 + length:
+                break
+            status = int(head.split(" ", 2)[1])
+            statuses[status] = statuses.get(status, 0) + 1
+            received = received[head_end + 4 + length:]
+    sender.join()
+    sock.close()
+    return statuses
+
+
+def one_begin(port, address, token=None):
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(begin_request(address, token))
+    status = status_of(sock.recv(65536))
+    sock.close()
+    return status
+
+
+def metric(port, name):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+    conn.close()
+    return next((float(l.split()[-1]) for l in text.splitlines() if l.startswith(name + " ")), None)
+
+
+def transaction_flood(port, count, pid):
+    """Floods begins from one address without credentials; then other callers begin."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("POST", "/v1/auth/signup", body=json.dumps({"email": "bench@example.com", "password": "a-long-password-1"}),
+                 headers={"Content-Type": "application/json", "X-Forwarded-For": "192.0.2.50"})
+    token = json.loads(conn.getresponse().read())["token"]
+    conn.close()
+    before = server_resources(pid)
+    start = time.monotonic()
+    statuses = pipelined_begins(port, "203.0.113.7", count)
+    took = time.monotonic() - start
+    during = server_resources(pid)
+    print(f"\ntransaction flood: {count} begins pipelined on one connection from 203.0.113.7 without credentials, "
+          f"answered in {took:.2f} s: " + ", ".join(f"{n}x {s}" for s, n in sorted(statuses.items())))
+    print(f"  open transactions after it: {metric(port, 'hearth_open_transactions'):.0f}; server descriptors "
+          f"{before[0]} -> {during[0]}, resident {before[1]:.0f} -> {during[1]:.0f} MiB")
+    print(f"  then: a caller without credentials from 198.51.100.1 begins: {one_begin(port, '198.51.100.1')}; "
+          f"a signed-in user from 203.0.113.7 begins: {one_begin(port, '203.0.113.7', token)}; "
+          f"the flooding address again: {one_begin(port, '203.0.113.7')}")
+
+
 def good_client(port, stop, samples):
     """Reads one document over a keep-alive connection, as fast as it is answered, recording (time, latency, ok)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -166,10 +249,11 @@ def main():
     parser.add_argument("--timeout", type=float, default=5, help="the server's head and body timeouts, seconds")
     parser.add_argument("--idle-timeout", type=float, default=10, help="the server's idle timeout, seconds")
     parser.add_argument("--seconds", type=float, default=60, help="the longest the bad connections are kept")
+    parser.add_argument("--transactions", type=int, default=10_050, help="begins in the flood (at most 20,000)")
     args = parser.parse_args()
     total = args.slow_headers + args.half_bodies + args.idle + args.malformed
-    if total > 2_000:
-        raise SystemExit("at most 2,000 bad connections")
+    if total > 2_000 or args.transactions > 20_000:
+        raise SystemExit("at most 2,000 bad connections and 20,000 begins")
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, total + 256)), hard))
 
@@ -178,11 +262,15 @@ def main():
     if not binary:
         raise SystemExit("build hearth first: swift build [-c release] --product hearth")
     data = tempfile.mkdtemp(prefix="hearth-adversarial-")
+    rules = os.path.join(data, "bench.rules")
+    with open(rules, "w") as f:
+        f.write(RULES)
     port = free_port()
     server = subprocess.Popen(
-        [binary, "serve", "--port", str(port), "--data", data, "--log-level", "warning",
+        [binary, "serve", "--port", str(port), "--data", os.path.join(data, "data"), "--log-level", "warning",
          "--idle-timeout", str(args.idle_timeout), "--request-head-timeout", str(args.timeout),
-         "--request-body-timeout", str(args.timeout)],
+         "--request-body-timeout", str(args.timeout), "--rules", rules, "--trust-forwarded-for",
+         "--argon2-memory", "64", "--argon2-iterations", "1"],
         env={**os.environ, "HEARTH_ADMIN_KEY": ADMIN_KEY}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         line = server.stdout.readline()
@@ -273,6 +361,8 @@ def main():
         print(f"documents in bench/ after the run: {len(docs)} (the seeded one; no half-sent body was written)"
               if len(docs) == 1 else f"documents in bench/ after the run: {len(docs)}: HALF-SENT BODIES WERE WRITTEN")
         listing.close()
+        if args.transactions:
+            transaction_flood(port, args.transactions, server.pid)
     finally:
         server.send_signal(signal.SIGTERM)
         try:

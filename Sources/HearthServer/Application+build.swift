@@ -80,6 +80,7 @@ public func buildApplication(
         try metricsAccess.check(request.headers[.authorization])
         metrics.databaseSize.set(Double(store.sizeOnDisk()))
         metrics.listenConnections.set(Double(feed.openConnections))
+        metrics.openTransactions.set(Double(database.transactions.openCount))
         metrics.reportScanned(store.statistics.documentsScanned)
         let decisions = database.rules.program?.readDecisionStatistics
         metrics.readDecisionsHeld.set(Double(decisions?.held ?? 0))

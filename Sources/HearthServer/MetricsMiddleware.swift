@@ -8,6 +8,7 @@ public final class ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     let databaseSize: Gauge
     let listenConnections: Gauge
+    let openTransactions: Gauge
     let documentsScanned: Counter
     let inlineReads: Counter
     let inlineQueries: Counter
@@ -28,6 +29,9 @@ public final class ServerMetrics: Sendable {
         listenConnections = registry.makeGauge(
             descriptor: MetricNameDescriptor(metricName: "hearth_listen_connections",
                                              helpText: "Open live-update (listen) connections"))
+        openTransactions = registry.makeGauge(
+            descriptor: MetricNameDescriptor(metricName: "hearth_open_transactions",
+                                             helpText: "Transactions begun and not yet committed, rolled back or swept after expiring"))
         documentsScanned = registry.makeCounter(
             descriptor: MetricNameDescriptor(metricName: "hearth_documents_scanned", unitName: "total",
                                              helpText: "Documents read by queries, aggregations, listings and listener loads"))
