@@ -29,73 +29,14 @@ public final class Database: Sendable {
         self.logger = logger
     }
 
-    // MARK: Reads
-
-    /// Reads a document; nil when missing. Under a transaction, records the version read.
-    public func get(_ path: DocumentPath, as identity: Identity, transaction: String? = nil) async throws -> StoredDocument? {
-        guard let transaction else { return try getNow(path, as: identity) }
-        try transactions.touch(transaction, identity: identity)
-        let doc = try getNow(path, as: identity)
-        try transactions.recordRead(transaction, identity: identity, path: path, version: doc?.updateTime)
-        return doc
-    }
-
-    /// Reads a document outside any transaction without suspending: the point read and its rules (with any
-    /// `get()` they make) run on the caller's thread, in microseconds. For callers on a network thread.
-    public func getNow(_ path: DocumentPath, as identity: Identity) throws -> StoredDocument? {
-        let doc = try store.pointRead { try $0.document(at: path) }
-        try authorizeRead(path: path, document: doc, identity: identity)
-        return doc
-    }
-
-    /// One page of a collection's documents in id order.
-    public func list(_ collection: CollectionPath, pageSize: Int, pageToken: String?, as identity: Identity,
-                     transaction: String? = nil) async throws -> ListPage {
-        if let transaction { try transactions.touch(transaction, identity: identity) }
-        try authorizeList(collection, pageSize: pageSize, identity: identity)
-        let after = try pageToken.map(ListPage.decodeToken)
-        let size = pageSize
-        let docs = try await store.read { try $0.documents(in: collection, after: after, limit: size + 1) }
-        let page = Array(docs.prefix(size))
-        if let transaction {
-            for doc in page {
-                try transactions.recordRead(transaction, identity: identity, path: doc.path, version: doc.updateTime)
-            }
-        }
-        let next = docs.count > size ? page.last.map { ListPage.encodeToken($0.path.id) } : nil
-        return ListPage(documents: page, nextPageToken: next)
-    }
-
-    /// The ids of the subcollections under a document, or of the root collections. As in Firestore, listing
-    /// them is for the admin alone (rules cannot grant it), so no answer says which collections exist.
-    public func collectionIDs(under parent: DocumentPath?, as identity: Identity) async throws -> [String] {
-        guard identity.isAdmin else {
-            throw rules.dev ? HearthError.permissionDenied("Missing or insufficient permissions: listing collection ids takes the admin key.")
-                : HearthError.permissionDenied()
-        }
-        return try await store.read { try $0.collectionIDs(under: parent) }
-    }
-
     // MARK: Writes
 
-    /// Applies writes atomically, in order; ends the transaction when one is named.
+    /// Applies writes atomically, in order; ends the transaction when one is named (`perform(.commit)`).
     public func commit(_ request: CommitRequest, as identity: Identity) async throws -> CommitResult {
-        let writes = request.writes
-        return try await commit(transaction: request.transaction, as: identity) { _ in writes }
-    }
-
-    /// `commit(_:as:)` for callers that are not tasks (an event loop answering a request itself): `completion`
-    /// runs once, on the writer thread, with the outcome. It must not block.
-    public func commit(_ request: CommitRequest, as identity: Identity,
-                       completion: @escaping @Sendable (Result<CommitResult, any Error>) -> Void) {
-        let writes = request.writes
-        let job: @Sendable (WriteContext) throws -> CommitResult
-        do {
-            job = try commitJob(transaction: request.transaction, as: identity) { _ in writes }
-        } catch {
-            return completion(.failure(error))
+        guard case .committed(let result) = try await perform(.commit(request), as: identity) else {
+            preconditionFailure("a commit comes to its results")
         }
-        store.write(job, completion: completion)
+        return result
     }
 
     /// Commits the writes `build` makes for the commit time (fixed inside the writer's transaction), with the
@@ -106,7 +47,7 @@ public final class Database: Sendable {
     }
 
     /// The writer's job for a commit: the rules and a transaction's reads are decided inside it.
-    private func commitJob(transaction: String?, as identity: Identity,
+    func commitJob(transaction: String?, as identity: Identity,
                            writes build: @escaping @Sendable (Timestamp) throws -> [Write]) throws
         -> @Sendable (WriteContext) throws -> CommitResult {
         let program = try enforcedProgram(for: identity)
@@ -132,10 +73,11 @@ public final class Database: Sendable {
         }
     }
 
-    /// Deletes a document and every document below it, in one commit.
-    public func deleteRecursive(_ path: DocumentPath, as identity: Identity) async throws -> CommitResult {
+    /// The writer's job for a recursive delete: the document and every document below it, each decided by
+    /// the rules, in one commit.
+    func deleteRecursiveJob(_ path: DocumentPath, as identity: Identity) throws -> @Sendable (WriteContext) throws -> CommitResult {
         let program = try enforcedProgram(for: identity)
-        return try await store.write { context in
+        return { context in
             let commitTime = context.nextCommitTime()
             var writes = [Write(kind: .delete, path: path)]
             for descendant in try context.reader.descendantPaths(of: path) {
@@ -147,19 +89,6 @@ public final class Database: Sendable {
             }
             return try Self.apply(writes, commitTime: commitTime, in: context)
         }
-    }
-
-    /// Opens an optimistic transaction. `address` is where the request came from: each caller's and each
-    /// address's share of open transactions is bounded (`TransactionRegistry.Configuration`). Without rules,
-    /// only the admin, who alone could use one, may open one.
-    public func beginTransaction(as identity: Identity, from address: String? = nil) throws -> String {
-        _ = try enforcedProgram(for: identity)
-        return try transactions.begin(.init(identity, address: address))
-    }
-
-    /// Ends a transaction without writing.
-    public func rollback(_ id: String, as identity: Identity) throws {
-        try transactions.rollback(id, identity: identity)
     }
 
     /// Applies writes inside the writer's transaction; several writes to one document collapse into one

@@ -134,7 +134,7 @@ public struct RulesTestRunner: Sendable {
         let segments = try parsePathSegments(testCase.path)
         switch testCase.op {
         case "get":
-            _ = try await database.get(DocumentPath(uncheckedSegments: segments), as: identity)
+            _ = try await database.perform(.get(DocumentPath(uncheckedSegments: segments), transaction: nil), as: identity)
         case "list":
             var pairs: [(String, JSON)] = [("from", .string(testCase.path))]
             if case .object(let given)? = testCase.query {

@@ -61,10 +61,10 @@ public func buildApplication(
     router.add(middleware: AuthMiddleware(adminKey: adminKey, auth: accounts.auth))
 
     router.get("/healthz") { _, _ in jsonResponse(Array("{\"status\":\"ok\"}".utf8)) }
-    DocumentRoutes(database: database, autoIDs: configuration.autoIDs,
+    let api = DocumentAPI(autoIDs: configuration.autoIDs)
+    DocumentRoutes(database: database, api: api,
                    clientAddress: ClientAddress(trustForwardedFor: configuration.trustForwardedFor)).register(on: router)
     accounts.register(on: router, configuration: configuration)
-    QueryRoutes(database: database).register(on: router)
     let feed = ChangeFeed(database: database, configuration: configuration.listen,
                           revocations: accounts.auth.revocations,
                           identities: { [auth = accounts.auth] session in
@@ -99,8 +99,8 @@ public func buildApplication(
     listen.register(on: router)
 
     let inline = configuration.inlineAnswers
-        ? InlineAnswers(database: database, adminKey: adminKey, auth: accounts.auth, metrics: metrics, logger: logger,
-                      requestLogLevel: configuration.requestLogLevel, serverName: serverName, autoIDs: configuration.autoIDs)
+        ? InlineAnswers(database: database, api: api, adminKey: adminKey, auth: accounts.auth, metrics: metrics, logger: logger,
+                        requestLogLevel: configuration.requestLogLevel, serverName: serverName)
         : nil
     let channel = HTTP1WebSocketUpgradeChannel.Configuration(
         // No idle timeout of Hummingbird's: `ConnectionGuard` keeps every timeout, from a connection's first byte.

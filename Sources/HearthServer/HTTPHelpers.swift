@@ -1,6 +1,7 @@
 import HearthCore
 import HearthStore
 import Hummingbird
+import HummingbirdCore
 import NIOCore
 
 /// Starts a `{"documents": [...]` answer (listings and queries); the caller adds its other fields and `}`.
@@ -102,8 +103,12 @@ struct QueryParameters {
     let values: [String: String]
 
     init(_ request: Request, allowed: Set<String>) throws(HearthError) {
+        try self.init(request.uri, allowed: allowed)
+    }
+
+    init(_ uri: URI, allowed: Set<String>) throws(HearthError) {
         var values: [String: String] = [:]
-        for (key, value) in request.uri.queryParameters {
+        for (key, value) in uri.queryParameters {
             let name = String(key)
             guard allowed.contains(name) else {
                 let expected = allowed.isEmpty ? "none" : allowed.sorted().joined(separator: ", ")

@@ -4,71 +4,63 @@ import HearthCore
 import HearthEngine
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import Synchronization
 
-/// What `InlineAnswerHandler` needs from the server; one value shared by every connection.
+/// What `InlineAnswerHandler` needs from the server; one value shared by every connection. It decides which
+/// requests are answered on the event loop; what they mean, and their answers, are `DocumentAPI`'s and the
+/// engine's, as for the router.
 struct InlineAnswers: Sendable {
     let database: Database
+    let api: DocumentAPI
     let adminKey: AdminKey
     let auth: AuthService
     let metrics: ServerMetrics
     let logger: Logger
     let requestLogLevel: Logger.Level
     let serverName: String
-    /// How documents created without an id are named.
-    let autoIDs: AutoIDs
     /// Whether access tokens can be checked without suspending (the storage is SQLite's); when not, reads
     /// that carry an `Authorization` header go to the router.
     let authenticatesImmediately: Bool
 
-    init(database: Database, adminKey: AdminKey, auth: AuthService, metrics: ServerMetrics, logger: Logger,
-         requestLogLevel: Logger.Level, serverName: String, autoIDs: AutoIDs) {
+    init(database: Database, api: DocumentAPI, adminKey: AdminKey, auth: AuthService, metrics: ServerMetrics, logger: Logger,
+         requestLogLevel: Logger.Level, serverName: String) {
         self.database = database
+        self.api = api
         self.adminKey = adminKey
         self.auth = auth
         self.metrics = metrics
         self.logger = logger
         self.requestLogLevel = requestLogLevel
         self.serverName = serverName
-        self.autoIDs = autoIDs
         authenticatesImmediately = auth.authenticatesImmediately
     }
 
-    /// The router's name for the same endpoint, so that `/metrics` counts both ways in one series.
-    static let route = "/v1/docs/**"
-    static let prefix = "/v1/docs/"
-
     /// A request this handler answers.
     struct Asked: Sendable {
-        enum Target: Sendable {
-            /// `GET /v1/docs/{document}`.
-            case document(DocumentPath)
-            /// `POST /v1/query`: answered here only if it turns out cheap (see `answerQuery`).
+        enum Kind: Sendable {
+            /// `GET /v1/docs/{document}`: a point read, answered where it arrives.
+            case read
+            /// `POST /v1/query`: answered here only if it turns out cheap (see `InlineAnswerHandler`).
             case query
             /// `POST /v1/docs/{collection}`, `PUT`, `PATCH` or `DELETE /v1/docs/{document}`: one document
-            /// written by the writer thread, answered from its completion (see `InlineAnswerHandler`).
-            case write(WriteRoute)
+            /// written by the writer thread, answered from its completion.
+            case write
 
             /// Whether the request's body is read (the router ignores the body of a read or a delete).
-            var takesBody: Bool {
-                switch self {
-                case .document, .write(.delete): return false
-                case .query, .write: return true
-                }
+            func takesBody(_ method: HTTPRequest.Method) -> Bool {
+                self != .read && method != .delete
             }
-        }
-        enum WriteRoute: Sendable {
-            case create(CollectionPath)
-            case set(DocumentPath)
-            case update(DocumentPath)
-            case delete(DocumentPath)
+
+            /// Largest body held here; a larger one goes to the router, which streams it.
+            var maxBody: Int { self == .write ? InlineAnswers.maxWriteBody : InlineAnswers.maxQueryBody }
         }
         let head: HTTPRequest
-        let target: Target
+        let kind: Kind
         let authorization: String?
         /// `Connection: close`: answer, then close, as the router does.
         let closing: Bool
@@ -82,23 +74,18 @@ struct InlineAnswers: Sendable {
     /// including an invalid path, goes to the router, which answers it (and its errors) as always.
     func read(_ head: HTTPRequest) -> Asked? {
         guard let path = head.path, !path.utf8.contains(UInt8(ascii: "?")) else { return nil }
-        let target: Asked.Target
-        if path.utf8.count > Self.prefix.utf8.count, path.utf8.starts(with: Self.prefix.utf8),
-           head.method == .get || head.method == .post || head.method == .put || head.method == .patch
-            || head.method == .delete {
-            guard let segments = try? parsePathSegments(String(path.utf8.dropFirst(Self.prefix.utf8.count))!, percentDecoded: true)
+        let kind: Asked.Kind
+        if path.utf8.count > DocumentAPI.documents.utf8.count, path.utf8.starts(with: DocumentAPI.documents.utf8) {
+            guard let segments = try? parsePathSegments(String(path.utf8.dropFirst(DocumentAPI.documents.utf8.count))!, percentDecoded: true)
             else { return nil }
             let document = segments.count % 2 == 0
             switch head.method {
-            case .get where document: target = .document(DocumentPath(uncheckedSegments: segments))
-            case .post where !document: target = .write(.create(CollectionPath(uncheckedSegments: segments)))
-            case .put where document: target = .write(.set(DocumentPath(uncheckedSegments: segments)))
-            case .patch where document: target = .write(.update(DocumentPath(uncheckedSegments: segments)))
-            case .delete where document: target = .write(.delete(DocumentPath(uncheckedSegments: segments)))
+            case .get where document: kind = .read
+            case .post where !document, .put where document, .patch where document, .delete where document: kind = .write
             default: return nil
             }
         } else if head.method == .post, path == Self.queryRoute {
-            target = .query
+            kind = .query
         } else {
             return nil
         }
@@ -119,14 +106,14 @@ struct InlineAnswers: Sendable {
             }
         }
         if authorization != nil, !authenticatesImmediately { return nil }
-        if case .write = target, needsRouter { return nil }
-        if target.takesBody {
+        if kind == .write, needsRouter { return nil }
+        if kind.takesBody(head.method) {
             if let contentType, !isJSONContentType(contentType) { return nil }
             // A body announced as too large to hold here goes to the router at once (which refuses one over
             // 10 MiB from this header alone, before any of it arrives).
-            if let contentLength, (Int(contentLength) ?? .max) > Self.maxBody(target) { return nil }
+            if let contentLength, (Int(contentLength) ?? .max) > kind.maxBody { return nil }
         }
-        return Asked(head: head, target: target, authorization: authorization, closing: connection == "close", start: .now)
+        return Asked(head: head, kind: kind, authorization: authorization, closing: connection == "close", start: .now)
     }
 
     static let queryRoute = "/v1/query"
@@ -134,27 +121,25 @@ struct InlineAnswers: Sendable {
     static let maxQueryBody = 16 * 1024
     /// Write bodies larger than this go to the router.
     static let maxWriteBody = 64 * 1024
-
-    static func maxBody(_ target: Asked.Target) -> Int {
-        if case .write = target { return maxWriteBody }
-        return maxQueryBody
-    }
     /// SQLite instructions a query answered on the event loop may take; a query that needs more is handed to
     /// the router, which runs it on a reader thread. An index scan takes about 20 per row: a query of 20
     /// documents about 400, so this admits about 350 rows (well under a millisecond of work).
     static let queryInstructions = 8_000
 
-    /// The answer to a document read, exactly as the router's middleware and `DocumentRoutes.get` give it.
-    func answer(_ read: Asked, _ path: DocumentPath, adminHeader: inout String?) -> JSONReply {
-        var logger = requestLogger(read)
-        do {
-            guard let doc = try database.getNow(path, as: identity(read.authorization, adminHeader: &adminHeader)) else {
-                throw HearthError.notFound("no document at \(path)")
+    /// The caller and the operation of a request, as the router would understand them.
+    func understand(_ asked: Asked, body: ByteBuffer?, adminHeader: inout String?) throws -> (Identity, DocumentAPI.Call) {
+        let identity = try identity(asked.authorization, adminHeader: &adminHeader)
+        var json: JSON?
+        if asked.kind.takesBody(asked.head.method) {
+            if let body, body.readableBytes > 0 {
+                json = try body.withUnsafeReadableBytes { raw throws(HearthError) in try JSON.parse(raw) }
+            } else {
+                json = .object([])
             }
-            return documentReply(doc)
-        } catch {
-            return failure(error, read, logger: &logger)
         }
+        let call = try api.call(asked.head.method, URI(asked.head.path ?? ""), headers: asked.head.headerFields, body: json,
+                                address: nil)
+        return (identity, call)
     }
 
     /// The logger of one request, with the request's log line written, as `LogRequestsMiddleware` does.
@@ -169,75 +154,23 @@ struct InlineAnswers: Sendable {
         return logger
     }
 
+    /// The answer to an operation's outcome, or to its failure as `ErrorMiddleware` gives it.
+    func reply(_ result: Result<Outcome, any Error>, _ call: DocumentAPI.Call, _ read: Asked, logger: Logger) -> JSONReply {
+        do {
+            return try DocumentAPI.reply(result.get(), call.answer, call.operation)
+        } catch {
+            return failure(error, read, logger: logger)
+        }
+    }
+
     /// The answer to an error, as `ErrorMiddleware` gives it.
-    func failure(_ error: any Error, _ read: Asked, logger: inout Logger) -> JSONReply {
+    func failure(_ error: any Error, _ read: Asked, logger: Logger) -> JSONReply {
+        var logger = logger
         if logger[metadataKey: "hb.request.id"] == nil {
             logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
         }
         return errorReply(ErrorMiddleware<HearthRequestContext>.hearthError(
             for: error, method: read.head.method, path: read.head.path ?? "", logger: logger))
-    }
-
-    /// Starts a single-document write as `DocumentRoutes` makes it (`create`, `set` without merge, `update`):
-    /// the caller, the body, the write, then the commit on the writer thread. Answers the reply at once when
-    /// the request fails before its commit; otherwise nil, and `completion` runs on the writer thread once
-    /// the commit is durable or has failed, with what makes the reply: the writer hands it on to be called
-    /// elsewhere, so that encoding the answer does not hold up the next batch of writes.
-    func startWrite(_ read: Asked, _ route: Asked.WriteRoute, body: ByteBuffer?, adminHeader: inout String?,
-                    completion: @escaping @Sendable (@escaping @Sendable () -> JSONReply) -> Void) -> JSONReply? {
-        var logger = requestLogger(read)
-        do {
-            let identity = try identity(read.authorization, adminHeader: &adminHeader)
-            let json: JSON
-            if let body, body.readableBytes > 0 {
-                json = try body.withUnsafeReadableBytes { raw throws(HearthError) in try JSON.parse(raw) }
-            } else {
-                json = .object([])
-            }
-            let write: Write
-            switch route {
-            case .create(let collection): write = try DocumentRoutes.createWrite(collection.document(autoIDs.make()), json)
-            case .set(let path): write = try DocumentRoutes.setWrite(path, json)
-            case .update(let path): write = try DocumentRoutes.updateWrite(path, json)
-            case .delete(let path): write = Write(kind: .delete, path: path)
-            }
-            database.commit(CommitRequest(writes: [write]), as: identity) { [self, logger] result in
-                completion {
-                    var logger = logger
-                    switch result {
-                    case .success(let committed):
-                        switch route {
-                        case .create: return documentReply(committed.writeResults[0].document!, status: .created)
-                        case .set, .update: return documentReply(committed.writeResults[0].document!)
-                        case .delete: return .noContent
-                        }
-                    case .failure(let error): return failure(error, read, logger: &logger)
-                    }
-                }
-            }
-            return nil
-        } catch {
-            return failure(error, read, logger: &logger)
-        }
-    }
-
-    /// The answer to `POST /v1/query` as `QueryRoutes.query` gives it, when the query runs outside a
-    /// transaction and takes at most `queryInstructions` of SQLite's work; nil for everything else
-    /// (transactions, longer queries and every error), which the router then answers.
-    func answerQuery(_ read: Asked, body: ByteBuffer?, adminHeader: inout String?) -> JSONReply? {
-        guard let body, body.readableBytes > 0 else { return nil }
-        do throws(HearthError) {
-            let json = try body.withUnsafeReadableBytes { raw throws(HearthError) in try JSON.parse(raw) }
-            guard case .object(let pairs) = json, !pairs.contains(where: { $0.0 == "transaction" }) else { return nil }
-            let query = try Query(json: json)
-            let identity = try identity(read.authorization, adminHeader: &adminHeader)
-            guard let result = try? database.queryNow(query, as: identity, instructions: Self.queryInstructions) else { return nil }
-            // Logged only once answered here: a query handed on is logged by the router.
-            _ = requestLogger(read)
-            return QueryRoutes.reply(result)
-        } catch {
-            return nil
-        }
     }
 
     /// The caller, as `AuthMiddleware` decides it.
@@ -255,6 +188,29 @@ struct InlineAnswers: Sendable {
                 throw .internal("access tokens cannot be checked on this path")
             }
             return identity
+        }
+    }
+}
+
+/// Hands an operation's outcome from whichever thread completes it to the event loop that started it: the
+/// starter takes it at once if it came while it was still there, else the loop is told.
+final class Rendezvous: Sendable {
+    private let state = Mutex<(result: Result<Outcome, any Error>?, starterLeft: Bool)>((nil, false))
+
+    /// Offers the outcome; false when the starter has left, and the caller must bring it to the loop.
+    func offer(_ result: Result<Outcome, any Error>) -> Bool {
+        state.withLock { state in
+            if state.starterLeft { return false }
+            state.result = result
+            return true
+        }
+    }
+
+    /// The outcome if it came already; the starter leaves either way.
+    func take() -> Result<Outcome, any Error>? {
+        state.withLock { state in
+            state.starterLeft = true
+            return state.result
         }
     }
 }
@@ -284,7 +240,7 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
-    private let answers: InlineAnswers
+    let answers: InlineAnswers
     /// Requests passed to the router whose answers have not ended yet.
     private var routed = 0
     /// The request being received (its head has come, its end not yet).
@@ -301,9 +257,9 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// A read the pipeline asked for while the connection was not writable, or while a write was in
     /// flight, to pass on once it may.
     private var readHeld = false
-    /// Whether a write answered here is in flight (handed to the writer thread, not answered yet).
-    private var writing = false
-    /// Request parts that arrived while a write was in flight, to take in order once it is answered.
+    /// Whether an answer is awaited from another thread (a write handed to the writer thread).
+    private var awaiting = false
+    /// Request parts that arrived while an answer was awaited, to take in order once it is written.
     private var held: [HTTPRequestPart] = []
     /// A request to quiesce that arrived while a request was being answered here.
     private var heldQuiesce: Any?
@@ -324,7 +280,7 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        if writing { return held.append(part) }
+        if awaiting { return held.append(part) }
         switch part {
         case .head(let head):
             if routed == 0, encoder != nil, let read = answers.read(head) {
@@ -336,72 +292,72 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .body(let part):
             guard let read = pending else { return context.fireChannelRead(data) }
             // A body on a document read or a delete is ignored, as the router ignores it.
-            guard read.target.takesBody else { return }
+            guard read.kind.takesBody(read.head.method) else { return }
             if body == nil {
                 body = part
             } else {
                 body!.writeImmutableBuffer(part)
             }
-            if body!.readableBytes > InlineAnswers.maxBody(read.target) {
+            if body!.readableBytes > read.kind.maxBody {
                 // Too large to hold here: the router reads it, and the rest of it, as it arrives.
                 route(read, context: context)
             }
         case .end(let trailers):
-            guard let read = pending, let encoder else { return context.fireChannelRead(data) }
+            guard let read = pending, encoder != nil else { return context.fireChannelRead(data) }
             pending = nil
-            let reply: JSONReply
-            let routeName: String
-            switch read.target {
-            case .document(let path):
-                reply = answers.answer(read, path, adminHeader: &adminHeader)
-                routeName = InlineAnswers.route
-                answers.metrics.inlineReads.increment()
-            case .query:
-                guard let answer = answers.answerQuery(read, body: body, adminHeader: &adminHeader) else {
-                    route(read, context: context)
-                    return context.fireChannelRead(wrapInboundOut(.end(trailers)))
-                }
-                body = nil
-                reply = answer
-                routeName = InlineAnswers.queryRoute
-                answers.metrics.inlineQueries.increment()
-            case .write(let target):
-                let part = body
-                body = nil
-                let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-                let immediate = answers.startWrite(read, target, body: part, adminHeader: &adminHeader) { reply in
-                    loop.eventLoop.execute {
-                        let (handler, context) = loop.value
-                        handler.finishWrite(read, reply(), context: context)
-                    }
-                }
-                guard let immediate else {
-                    writing = true
-                    return
-                }
-                reply = immediate
-                routeName = InlineAnswers.route
-                answers.metrics.inlineWrites.increment()
+            let received = body
+            body = nil
+            let identity: Identity, call: DocumentAPI.Call
+            do {
+                (identity, call) = try answers.understand(read, body: received, adminHeader: &adminHeader)
+            } catch {
+                // A query that fails goes to the router whole; a read or a write is answered here.
+                if read.kind == .query { return routeWhole(read, received, trailers, context: context) }
+                return finish(read, { [answers] logger in answers.failure(error, read, logger: logger) }, context: context)
             }
-            write(reply, closing: read.closing, to: encoder, context: context)
-            answers.metrics.record(route: routeName, method: read.head.method, status: reply.status, duration: .now - read.start)
-            releaseQuiesce(context: context)
+            if case .query(_, _?) = call.operation { return routeWhole(read, received, trailers, context: context) }
+            let rendezvous = Rendezvous()
+            let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            answers.database.perform(call.operation, as: identity, placement: .here(instructions: InlineAnswers.queryInstructions)) { result in
+                // On the writer thread for a write: the answer is made on the loop, not holding up the next batch.
+                guard !rendezvous.offer(result) else { return }
+                loop.eventLoop.execute {
+                    let (handler, context) = loop.value
+                    handler.finish(read, { logger in handler.answers.reply(result, call, read, logger: logger) }, context: context)
+                }
+            }
+            guard let result = rendezvous.take() else {
+                awaiting = true
+                return
+            }
+            // A query that needs more than the loop gives it, or fails, goes to the router whole.
+            if read.kind == .query, case .failure = result { return routeWhole(read, received, trailers, context: context) }
+            finish(read, { [answers] logger in answers.reply(result, call, read, logger: logger) }, context: context)
         }
     }
 
-    /// Answers a write whose commit completed, then takes what arrived meanwhile.
-    private func finishWrite(_ read: InlineAnswers.Asked, _ reply: JSONReply, context: ChannelHandlerContext) {
-        writing = false
-        answers.metrics.inlineWrites.increment()
-        answers.metrics.record(route: InlineAnswers.route, method: read.head.method, status: reply.status, duration: .now - read.start)
-        // The connection may have closed meanwhile (the handler is then removed): the write stands, unanswered.
+    /// Answers a request (`answer` makes the reply, with the request's logger), then, if the answer was
+    /// awaited, takes what arrived meanwhile.
+    private func finish(_ read: InlineAnswers.Asked, _ answer: (Logger) -> JSONReply, context: ChannelHandlerContext) {
+        let awaited = awaiting
+        awaiting = false
+        let reply = answer(answers.requestLogger(read))
+        switch read.kind {
+        case .read: answers.metrics.inlineReads.increment()
+        case .query: answers.metrics.inlineQueries.increment()
+        case .write: answers.metrics.inlineWrites.increment()
+        }
+        answers.metrics.record(route: DocumentAPI.route(of: Substring(read.head.path ?? "")), method: read.head.method,
+                               status: reply.status, duration: .now - read.start)
+        // The connection may have closed meanwhile (the handler is then removed): a write stands, unanswered.
         guard let encoder else { return }
         write(reply, closing: read.closing, to: encoder, context: context)
+        guard awaited else { return releaseQuiesce(context: context) }
         let parts = held
         held = []
         for (k, part) in parts.enumerated() {
-            if writing {
-                // Another write began: the rest waits for it.
+            if awaiting {
+                // Another answer is awaited: the rest waits for it.
                 held.append(contentsOf: parts[k...])
                 break
             }
@@ -410,22 +366,30 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // Parts passed on to the router are delivered to it at the end of a read.
         context.fireChannelReadComplete()
         releaseQuiesce(context: context)
-        if !writing, readHeld, context.channel.isWritable {
+        if !awaiting, readHeld, context.channel.isWritable {
             readHeld = false
             context.read()
         }
     }
 
+    /// Passes a request held here whole to the router: its head, the body received, and its end.
+    private func routeWhole(_ read: InlineAnswers.Asked, _ received: ByteBuffer?, _ trailers: HTTPFields?,
+                            context: ChannelHandlerContext) {
+        body = received
+        route(read, context: context)
+        context.fireChannelRead(wrapInboundOut(.end(trailers)))
+    }
+
     /// Passes on a request to quiesce once nothing is being answered here.
     private func releaseQuiesce(context: ChannelHandlerContext) {
-        guard !writing, pending == nil, let event = heldQuiesce else { return }
+        guard !awaiting, pending == nil, let event = heldQuiesce else { return }
         heldQuiesce = nil
         context.fireUserInboundEventTriggered(event)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // The router's server closes an idle connection at once: one with a request answered here is not idle.
-        if event is ChannelShouldQuiesceEvent, writing || pending != nil {
+        if event is ChannelShouldQuiesceEvent, awaiting || pending != nil {
             heldQuiesce = event
             return
         }
@@ -451,13 +415,13 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Backpressure: while answers wait for a client that does not read them, the connection reads no more
     /// requests, so a client pipelining reads it never collects cannot make the server buffer without bound.
-    /// Nor while a write is in flight: what comes after it waits for its answer.
+    /// Nor while an answer is awaited: what comes after it waits for it.
     func read(context: ChannelHandlerContext) {
-        if !writing, context.channel.isWritable { context.read() } else { readHeld = true }
+        if !awaiting, context.channel.isWritable { context.read() } else { readHeld = true }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if readHeld, !writing, context.channel.isWritable {
+        if readHeld, !awaiting, context.channel.isWritable {
             readHeld = false
             context.read()
         }

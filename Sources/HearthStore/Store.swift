@@ -388,17 +388,24 @@ public final class Store: Sendable {
     /// `usesIndex` is false (reads of other tables).
     public func read<T: Sendable>(usesIndex: Bool = true, _ body: @escaping @Sendable (ReadContext) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            // The job holds the parts of the store it uses.
-            let accepted = readers.submit { [statistics, composites, indexGate, weak writer, defersIndexWrites] connection in
-                continuation.resume(with: Result {
-                    let context = ReadContext(connection: connection, statistics: statistics, composites: composites)
-                    guard usesIndex && defersIndexWrites else { return try body(context) }
-                    guard let writer else { throw HearthError.unavailable("the server is shutting down") }
-                    return try Self.withIndexSnapshot(connection, gate: indexGate, writer: writer) { try body(context) }
-                })
-            }
-            if !accepted { continuation.resume(throwing: HearthError.unavailable("the server is shutting down")) }
+            read(usesIndex: usesIndex, body) { continuation.resume(with: $0) }
         }
+    }
+
+    /// `read(_:)` for callers that are not tasks: `completion` runs once, on the reader thread, with the result.
+    /// It must not block.
+    public func read<T: Sendable>(usesIndex: Bool = true, _ body: @escaping @Sendable (ReadContext) throws -> T,
+                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        // The job holds the parts of the store it uses.
+        let accepted = readers.submit { [statistics, composites, indexGate, weak writer, defersIndexWrites] connection in
+            completion(Result {
+                let context = ReadContext(connection: connection, statistics: statistics, composites: composites)
+                guard usesIndex && defersIndexWrites else { return try body(context) }
+                guard let writer else { throw HearthError.unavailable("the server is shutting down") }
+                return try Self.withIndexSnapshot(connection, gate: indexGate, writer: writer) { try body(context) }
+            })
+        }
+        if !accepted { completion(.failure(HearthError.unavailable("the server is shutting down"))) }
     }
 
     /// The decoded document at `path` (nil when missing) for a security rule's `get()` or `exists()` outside

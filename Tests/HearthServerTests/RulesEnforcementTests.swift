@@ -92,7 +92,7 @@ import Testing
             #expect(try await db.get(DocumentPath("notes/b1"), as: .admin) != nil)
             #expect(try await db.get(DocumentPath("open/missing"), as: .unauthenticated) == nil)
             // Under a transaction, too.
-            let tx = try db.beginTransaction(as: alice)
+            let tx = try await db.beginTransaction(as: alice)
             #expect(try await db.get(DocumentPath("notes/a1"), as: alice, transaction: tx) != nil)
             #expect(await Self.isDenied { _ = try await db.get(DocumentPath("notes/b1"), as: alice, transaction: tx) })
             // The listener's per-document check is the same get rule.
@@ -212,7 +212,7 @@ import Testing
             _ = try await db.commit(CommitRequest(writes: [member, room]), as: alice)
             #expect(try await db.get(DocumentPath("rooms/r1/members/alice"), as: .admin) != nil)
             // Through a transaction too.
-            let tx = try db.beginTransaction(as: bob)
+            let tx = try await db.beginTransaction(as: bob)
             let room2 = try Self.write(#"{"set": "rooms/r2", "data": {"owner": "bob"}}"#)
             let member2 = try Self.write(#"{"set": "rooms/r2/members/bob", "data": {}}"#)
             _ = try await db.commit(CommitRequest(writes: [room2, member2], transaction: tx), as: bob)
@@ -235,10 +235,13 @@ import Testing
         }
     }
 
-    @Test func subcollectionIDsNeedAListOfEachCollection() async throws {
+    /// Listing collection ids is the admin's alone, as in Firestore: alice may list `notes/a1/items`, yet
+    /// learns nothing of which collections exist.
+    @Test func subcollectionIDsTakeTheAdminKey() async throws {
         try await TestDatabase.with(rules: Self.rules, documents: Self.documents) { db in
-            let items = try await db.collectionIDs(under: DocumentPath("notes/a1"), as: alice)
-            #expect(items == ["items"])
+            #expect(await Self.isDenied { _ = try await db.collectionIDs(under: DocumentPath("notes/a1"), as: alice) })
+            #expect(await Self.isDenied { _ = try await db.collectionIDs(under: DocumentPath("notes/zz"), as: alice) })
+            #expect(try await db.collectionIDs(under: DocumentPath("notes/a1"), as: .admin) == ["items"])
             #expect(await Self.isDenied { _ = try await db.collectionIDs(under: nil, as: alice) })
             let roots = try await db.collectionIDs(under: nil, as: .admin)
             #expect(roots == ["notes"])

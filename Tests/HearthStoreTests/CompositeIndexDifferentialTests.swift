@@ -49,8 +49,8 @@ struct CompositeIndexDifferentialTests {
                         """)
                     return
                 }
-                // Counts the index decides alone count composite rows.
-                var counted = q
+                // Counts the index decides alone count composite rows (cursors resolved, as the engine hands them on).
+                guard var counted = try? QueryDifferentialTests.resolvingCursors(q, in: docs) else { continue }
                 counted.select = nil
                 let aggregate = AggregateQuery(query: counted, aggregations: [.init("n", .count(upTo: nil))])
                 if (try? aggregate.validate()) != nil {

@@ -281,7 +281,7 @@ import Testing
                 }
                 guard (try? q.validate()) != nil else { continue }
                 do {
-                    _ = try await store.read { [q] in try $0.runQuery(q) }
+                    _ = try await store.read { [q] in try $0.runQuery(QueryDifferentialTests.resolvingCursors(q, in: docs)) }
                 } catch let error as HearthError where error.code == .failedPrecondition {
                     #expect(needsExempted(q), "seed \(seed) query \(round) was refused: \(q.jsonText)")
                     refused += 1
