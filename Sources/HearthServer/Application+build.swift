@@ -55,8 +55,8 @@ public func buildApplication(
     let accounts = try AccountsAssembly(configuration: configuration, store: store, logger: logger)
 
     let router = Router(context: HearthRequestContext.self)
-    router.add(middleware: MetricsMiddleware(metrics: metrics))
-    router.add(middleware: LogRequestsMiddleware(configuration.requestLogLevel))
+    let recorder = RequestRecorder(metrics: metrics, level: configuration.requestLogLevel)
+    router.add(middleware: RecordingMiddleware(recorder: recorder))
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: AuthMiddleware(adminKey: adminKey, auth: accounts.auth))
 
@@ -99,8 +99,8 @@ public func buildApplication(
     listen.register(on: router)
 
     let inline = configuration.inlineAnswers
-        ? InlineAnswers(database: database, api: api, adminKey: adminKey, auth: accounts.auth, metrics: metrics, logger: logger,
-                        requestLogLevel: configuration.requestLogLevel, serverName: serverName)
+        ? InlineAnswers(database: database, api: api, adminKey: adminKey, auth: accounts.auth, metrics: metrics,
+                        recorder: recorder, logger: logger, serverName: serverName)
         : nil
     let channel = HTTP1WebSocketUpgradeChannel.Configuration(
         // No idle timeout of Hummingbird's: `ConnectionGuard` keeps every timeout, from a connection's first byte.

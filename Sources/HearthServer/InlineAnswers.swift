@@ -20,22 +20,22 @@ struct InlineAnswers: Sendable {
     let adminKey: AdminKey
     let auth: AuthService
     let metrics: ServerMetrics
+    let recorder: RequestRecorder
     let logger: Logger
-    let requestLogLevel: Logger.Level
     let serverName: String
     /// Whether access tokens can be checked without suspending (the storage is SQLite's); when not, reads
     /// that carry an `Authorization` header go to the router.
     let authenticatesImmediately: Bool
 
-    init(database: Database, api: DocumentAPI, adminKey: AdminKey, auth: AuthService, metrics: ServerMetrics, logger: Logger,
-         requestLogLevel: Logger.Level, serverName: String) {
+    init(database: Database, api: DocumentAPI, adminKey: AdminKey, auth: AuthService, metrics: ServerMetrics,
+         recorder: RequestRecorder, logger: Logger, serverName: String) {
         self.database = database
         self.api = api
         self.adminKey = adminKey
         self.auth = auth
         self.metrics = metrics
+        self.recorder = recorder
         self.logger = logger
-        self.requestLogLevel = requestLogLevel
         self.serverName = serverName
         authenticatesImmediately = auth.authenticatesImmediately
     }
@@ -142,15 +142,10 @@ struct InlineAnswers: Sendable {
         return (identity, call)
     }
 
-    /// The logger of one request, with the request's log line written, as `LogRequestsMiddleware` does.
+    /// The logger of one request, its `Request` line written (`RequestRecorder`).
     func requestLogger(_ read: Asked) -> Logger {
         var logger = logger
-        if logger.logLevel <= requestLogLevel {
-            logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
-            logger.log(level: requestLogLevel, "Request",
-                       metadata: ["hb.request.path": .string(read.head.path ?? ""),
-                                  "hb.request.method": .string(read.head.method.rawValue)])
-        }
+        recorder.log(read.head.method, read.head.path ?? "", on: &logger)
         return logger
     }
 
@@ -347,8 +342,8 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .query: answers.metrics.inlineQueries.increment()
         case .write: answers.metrics.inlineWrites.increment()
         }
-        answers.metrics.record(route: DocumentAPI.route(of: Substring(read.head.path ?? "")), method: read.head.method,
-                               status: reply.status, duration: .now - read.start)
+        answers.recorder.answered(route: DocumentAPI.route(of: Substring(read.head.path ?? "")), read.head.method, reply.status,
+                                  since: read.start)
         // The connection may have closed meanwhile (the handler is then removed): a write stands, unanswered.
         guard let encoder else { return }
         write(reply, closing: read.closing, to: encoder, context: context)

@@ -102,21 +102,3 @@ public final class ServerMetrics: Sendable {
         return (counter, histogram)
     }
 }
-
-/// Records each request's route, status and latency.
-struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
-    let metrics: ServerMetrics
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let start = ContinuousClock.now
-        let response: Response
-        do {
-            response = try await next(request, context)
-        } catch {
-            response = ErrorMiddleware<Context>.response(for: error, request: request, logger: context.logger)
-        }
-        metrics.record(route: context.endpointPath ?? "unmatched", method: request.method, status: response.status,
-                       duration: ContinuousClock.now - start)
-        return response
-    }
-}
