@@ -77,12 +77,14 @@ public struct Document: Sendable, Equatable {
         }
     }
 
-    /// Throws 413 when the fields are over Firestore's 1 MiB document limit.
-    public static func checkSize(path: DocumentPath, fields: [String: Value]) throws(HearthError) {
+    /// Throws 413 when the fields are over Firestore's 1 MiB document limit; returns their size.
+    @discardableResult
+    public static func checkSize(path: DocumentPath, fields: [String: Value]) throws(HearthError) -> Int {
         let size = storageSize(path: path, fields: fields)
         if size > Limits.maxDocumentSize {
             throw .payloadTooLarge(
                 "document \(path) would be \(size) bytes; the limit is \(Limits.maxDocumentSize) bytes (1 MiB)")
         }
+        return size
     }
 }

@@ -16,6 +16,9 @@ public enum Limits {
     public static let maxRequestHeaderFields = 100
     /// Most writes in one commit.
     public static let maxWritesPerCommit = 500
+    /// Most bytes of documents (storage-size accounting) the writes of one commit may leave, each write
+    /// counting the whole document it leaves: it bounds the work of many writes to one large document.
+    public static let maxCommitWrittenBytes = 20 * 1_048_576
     /// Deepest JSON nesting the parser accepts before refusing (guards the stack against hostile input).
     public static let maxJSONDepth = 64
     /// Largest page a collection listing returns.

@@ -98,7 +98,9 @@ public enum WriteOutcome: Sendable, Equatable {
 extension Write {
     /// Applies the write to the stored document (nil when missing) at `commitTime`.
     /// Returns the outcome and each transform's result, in order.
-    public func apply(to existing: Document?, commitTime: Timestamp) throws(HearthError) -> (WriteOutcome, [Value]) {
+    /// With a `budget`, the document the write leaves is charged to it (`Limits.maxCommitWrittenBytes`).
+    public func apply(to existing: Document?, commitTime: Timestamp,
+                      budget: CommitBudget? = nil) throws(HearthError) -> (WriteOutcome, [Value]) {
         switch precondition {
         case .exists(true)?:
             if existing == nil { throw .notFound("no document to \(verb) at \(path)") }
@@ -142,7 +144,8 @@ extension Write {
             newFields.set(result, at: entry.field)
             results.append(result)
         }
-        try Document.checkSize(path: path, fields: newFields)
+        let size = try Document.checkSize(path: path, fields: newFields)
+        try budget?.spend(size, on: path)
         if let existing, existing.fields == newFields {
             return (.unchanged(existing), results)
         }
@@ -184,14 +187,17 @@ extension FieldTransform {
             guard let current, current.isNumber else { return operand }
             return Self.extreme(current, operand, wantLarger: false)
         case .arrayUnion(let elements):
+            // Hashed, so that the work grows with the lengths of the arrays, not with their product.
             var items = current?.arrayValue ?? []
-            for element in elements where !items.contains(where: { Value.compare($0, element) == 0 }) {
+            var present = Set(items.map(QueryEqual.init))
+            for element in elements where present.insert(QueryEqual(element)).inserted {
                 items.append(element)
             }
             return .array(items)
         case .arrayRemove(let elements):
             let items = current?.arrayValue ?? []
-            return .array(items.filter { item in !elements.contains { Value.compare($0, item) == 0 } })
+            let removed = Set(elements.map(QueryEqual.init))
+            return .array(items.filter { !removed.contains(QueryEqual($0)) })
         }
     }
 

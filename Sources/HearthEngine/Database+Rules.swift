@@ -56,6 +56,7 @@ extension Database {
     func authorizeWrites(_ writes: [Write], commitTime: Timestamp, identity: Identity, program: RulesProgram,
                          context: WriteContext) throws -> [DocumentPath: Document?] {
         let reader = context.reader
+        let budget = CommitBudget()
         var stored: [DocumentPath: Document?] = [:]
         var after: [DocumentPath: Document?] = [:]
         var requests: [RulesRequest] = []
@@ -76,7 +77,7 @@ extension Database {
                 requests.append(RulesRequest(method: .delete, path: write.path, auth: auth, time: commitTime, resource: before))
                 after[write.path] = .some(nil)
             case .create, .set, .update:
-                let written = try Self.speculativeResult(of: write, over: before, commitTime: commitTime)
+                let written = try Self.speculativeResult(of: write, over: before, commitTime: commitTime, budget: budget)
                 let method: RulesMethod
                 switch write.kind {
                 case .create: method = .create
@@ -114,7 +115,8 @@ extension Database {
 
     /// The document a write would leave, ignoring its precondition (rules decide before preconditions are
     /// checked, so a denied caller learns nothing about the stored state from the error).
-    static func speculativeResult(of write: Write, over before: Document?, commitTime: Timestamp) throws -> Document {
+    static func speculativeResult(of write: Write, over before: Document?, commitTime: Timestamp,
+                                  budget: CommitBudget) throws -> Document {
         var speculative = write
         speculative.precondition = nil
         switch write.kind {
@@ -122,7 +124,7 @@ extension Database {
         case .update(let mask): speculative.kind = .set(merge: mask)
         default: break
         }
-        switch try speculative.apply(to: before, commitTime: commitTime).0 {
+        switch try speculative.apply(to: before, commitTime: commitTime, budget: budget).0 {
         case .put(let doc): return doc
         case .unchanged(let doc?): return doc
         case .unchanged(nil), .deleted:

@@ -102,6 +102,7 @@ public final class Database: Sendable {
         var original: [DocumentPath: [String: Value]?] = [:]
         var results: [WriteResult] = []
         results.reserveCapacity(writes.count)
+        let budget = CommitBudget()
         for write in writes {
             let existing: Document?
             if let cached = state[write.path] {
@@ -112,7 +113,7 @@ public final class Database: Sendable {
                 }
                 if original[write.path] == nil { original[write.path] = .some(existing?.fields) }
             }
-            let (outcome, transformResults) = try write.apply(to: existing, commitTime: commitTime)
+            let (outcome, transformResults) = try write.apply(to: existing, commitTime: commitTime, budget: budget)
             switch outcome {
             case .unchanged(let doc):
                 results.append(WriteResult(updateTime: doc?.updateTime, transformResults: transformResults,

@@ -116,6 +116,13 @@ struct InlineAnswers: Sendable {
         return Asked(head: head, kind: kind, authorization: authorization, closing: connection == "close", start: .now)
     }
 
+    /// `read` as `InlineAnswerState` asks it: the request taken and the largest body it holds (nil: none read).
+    var takes: @Sendable (HTTPRequest) -> (Asked, maxBody: Int?)? {
+        { [self] head in
+            read(head).map { asked in (asked, asked.kind.takesBody(head.method) ? asked.kind.maxBody : nil) }
+        }
+    }
+
     static let queryRoute = "/v1/query"
     /// Query bodies larger than this go to the router.
     static let maxQueryBody = 16 * 1024
@@ -236,12 +243,8 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPResponsePart
 
     let answers: InlineAnswers
-    /// Requests passed to the router whose answers have not ended yet.
-    private var routed = 0
-    /// The request being received (its head has come, its end not yet).
-    private var pending: InlineAnswers.Asked?
-    /// The body received so far of a pending query or write.
-    private var body: ByteBuffer?
+    /// What to take, hold and pass on (every decision of this handler but what a request means).
+    private var state: InlineAnswerState<InlineAnswers.Asked>
     /// The HTTP/1 response encoder's place in the pipeline: answers are written there as finished bytes,
     /// one buffer each. Nil (never in practice) passes every request to the router.
     private var encoder: ChannelHandlerContext?
@@ -249,23 +252,18 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var connection: ConnectionGuard?
     /// The last `Authorization` header of this connection that held the admin key.
     private var adminHeader: String?
-    /// A read the pipeline asked for while the connection was not writable, or while a write was in
-    /// flight, to pass on once it may.
-    private var readHeld = false
-    /// Whether an answer is awaited from another thread (a write handed to the writer thread).
-    private var awaiting = false
-    /// Request parts that arrived while an answer was awaited, to take in order once it is written.
-    private var held: [HTTPRequestPart] = []
-    /// A request to quiesce that arrived while a request was being answered here.
-    private var heldQuiesce: Any?
+    /// The request to quiesce that waits for the request answered here (`state.quiesceHeld`).
+    private var quiesceEvent: Any?
 
     init(_ answers: InlineAnswers) {
         self.answers = answers
+        state = InlineAnswerState(takes: answers.takes)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
         connection = try? context.pipeline.syncOperations.handler(type: ConnectionGuard.self)
+        if encoder == nil { state = InlineAnswerState(takes: { _ in nil }) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -275,67 +273,54 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        if awaiting { return held.append(part) }
-        switch part {
-        case .head(let head):
-            if routed == 0, encoder != nil, let read = answers.read(head) {
-                pending = read
-            } else {
-                routed += 1
-                context.fireChannelRead(data)
-            }
-        case .body(let part):
-            guard let read = pending else { return context.fireChannelRead(data) }
-            // A body on a document read or a delete is ignored, as the router ignores it.
-            guard read.kind.takesBody(read.head.method) else { return }
-            if body == nil {
-                body = part
-            } else {
-                body!.writeImmutableBuffer(part)
-            }
-            if body!.readableBytes > read.kind.maxBody {
-                // Too large to hold here: the router reads it, and the rest of it, as it arrives.
-                route(read, context: context)
-            }
-        case .end(let trailers):
-            guard let read = pending, encoder != nil else { return context.fireChannelRead(data) }
-            pending = nil
-            let received = body
-            body = nil
-            let identity: Identity, call: DocumentAPI.Call
-            do {
-                (identity, call) = try answers.understand(read, body: received, adminHeader: &adminHeader)
-            } catch {
-                // A query that fails goes to the router whole; a read or a write is answered here.
-                if read.kind == .query { return routeWhole(read, received, trailers, context: context) }
-                return finish(read, { [answers] logger in answers.failure(error, read, logger: logger) }, context: context)
-            }
-            if case .query(_, _?) = call.operation { return routeWhole(read, received, trailers, context: context) }
-            let rendezvous = Rendezvous()
-            let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            answers.database.perform(call.operation, as: identity, placement: .here(instructions: InlineAnswers.queryInstructions)) { result in
-                // On the writer thread for a write: the answer is made on the loop, not holding up the next batch.
-                guard !rendezvous.offer(result) else { return }
-                loop.eventLoop.execute {
-                    let (handler, context) = loop.value
-                    handler.finish(read, { logger in handler.answers.reply(result, call, read, logger: logger) }, context: context)
-                }
-            }
-            guard let result = rendezvous.take() else {
-                awaiting = true
-                return
-            }
-            // A query that needs more than the loop gives it, or fails, goes to the router whole.
-            if read.kind == .query, case .failure = result { return routeWhole(read, received, trailers, context: context) }
-            finish(read, { [answers] logger in answers.reply(result, call, read, logger: logger) }, context: context)
+        switch state.received(part) {
+        case .forward:
+            context.fireChannelRead(data)
+        case .hold, .keep:
+            break
+        case .route(_, let head, let body):
+            pass(head, body, nil, context: context)
+        case .answer(let read, let head, let received):
+            let trailers: HTTPFields?
+            if case .end(let fields) = part { trailers = fields } else { trailers = nil }
+            start(read, head, received, trailers, context: context)
         }
+    }
+
+    /// Starts answering a whole request: understands it, then performs its operation here (a read within the
+    /// loop's budget) or hears of it later (a write, from the writer thread).
+    private func start(_ read: InlineAnswers.Asked, _ head: HTTPRequest, _ received: ByteBuffer?, _ trailers: HTTPFields?,
+                       context: ChannelHandlerContext) {
+        let identity: Identity, call: DocumentAPI.Call
+        do {
+            (identity, call) = try answers.understand(read, body: received, adminHeader: &adminHeader)
+        } catch {
+            // A query that fails goes to the router whole; a read or a write is answered here.
+            if read.kind == .query { return routeEnded(head, received, trailers, context: context) }
+            return finish(read, { [answers] logger in answers.failure(error, read, logger: logger) }, context: context)
+        }
+        if case .query(_, _?) = call.operation { return routeEnded(head, received, trailers, context: context) }
+        let rendezvous = Rendezvous()
+        let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        answers.database.perform(call.operation, as: identity, placement: .here(instructions: InlineAnswers.queryInstructions)) { result in
+            // On the writer thread for a write: the answer is made on the loop, not holding up the next batch.
+            guard !rendezvous.offer(result) else { return }
+            loop.eventLoop.execute {
+                let (handler, context) = loop.value
+                handler.finish(read, { logger in handler.answers.reply(result, call, read, logger: logger) }, context: context)
+            }
+        }
+        guard let result = rendezvous.take() else { return state.awaitAnswer() }
+        // A query that needs more than the loop gives it, or fails, goes to the router whole.
+        if read.kind == .query, case .failure = result { return routeEnded(head, received, trailers, context: context) }
+        finish(read, { [answers] logger in answers.reply(result, call, read, logger: logger) }, context: context)
     }
 
     /// Answers a request (`answer` makes the reply, with the request's logger), then, if the answer was
     /// awaited, takes what arrived meanwhile.
     private func finish(_ read: InlineAnswers.Asked, _ answer: (Logger) -> JSONReply, context: ChannelHandlerContext) {
-        let awaited = awaiting
-        awaiting = false
+        let awaited = state.awaiting
+        let waiting = state.answered()
         let reply = answer(answers.requestLogger(read))
         switch read.kind {
         case .read: answers.metrics.inlineReads.increment()
@@ -347,64 +332,47 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // The connection may have closed meanwhile (the handler is then removed): a write stands, unanswered.
         guard let encoder else { return }
         write(reply, closing: read.closing, to: encoder, context: context)
-        guard awaited else { return releaseQuiesce(context: context) }
-        let parts = held
-        held = []
-        for (k, part) in parts.enumerated() {
-            if awaiting {
-                // Another answer is awaited: the rest waits for it.
-                held.append(contentsOf: parts[k...])
-                break
-            }
-            channelRead(context: context, data: wrapInboundOut(part))
+        if awaited {
+            for part in waiting { channelRead(context: context, data: wrapInboundOut(part)) }
+            // Parts passed on to the router are delivered to it at the end of a read.
+            context.fireChannelReadComplete()
         }
-        // Parts passed on to the router are delivered to it at the end of a read.
-        context.fireChannelReadComplete()
         releaseQuiesce(context: context)
-        if !awaiting, readHeld, context.channel.isWritable {
-            readHeld = false
-            context.read()
-        }
+        if state.mayReadAgain(writable: context.channel.isWritable) { context.read() }
     }
 
-    /// Passes a request held here whole to the router: its head, the body received, and its end.
-    private func routeWhole(_ read: InlineAnswers.Asked, _ received: ByteBuffer?, _ trailers: HTTPFields?,
-                            context: ChannelHandlerContext) {
-        body = received
-        route(read, context: context)
-        context.fireChannelRead(wrapInboundOut(.end(trailers)))
+    /// Passes a request taken here on to the router: its head, the body held, and its end if it came.
+    private func pass(_ head: HTTPRequest, _ body: ByteBuffer?, _ end: HTTPFields??, context: ChannelHandlerContext) {
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+        if let body { context.fireChannelRead(wrapInboundOut(.body(body))) }
+        if let end { context.fireChannelRead(wrapInboundOut(.end(end))) }
+        releaseQuiesce(context: context)
+    }
+
+    /// Routes a request whose end came: the router answers it, head, body and end.
+    private func routeEnded(_ head: HTTPRequest, _ body: ByteBuffer?, _ trailers: HTTPFields?, context: ChannelHandlerContext) {
+        state.routeEnded()
+        pass(head, body, .some(trailers), context: context)
     }
 
     /// Passes on a request to quiesce once nothing is being answered here.
     private func releaseQuiesce(context: ChannelHandlerContext) {
-        guard !awaiting, pending == nil, let event = heldQuiesce else { return }
-        heldQuiesce = nil
+        guard state.mayQuiesce(), let event = quiesceEvent else { return }
+        quiesceEvent = nil
         context.fireUserInboundEventTriggered(event)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // The router's server closes an idle connection at once: one with a request answered here is not idle.
-        if event is ChannelShouldQuiesceEvent, awaiting || pending != nil {
-            heldQuiesce = event
+        if event is ChannelShouldQuiesceEvent, !state.quiesceAsked() {
+            quiesceEvent = event
             return
         }
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// Passes a request held so far (its head and any body received) on to the router.
-    private func route(_ read: InlineAnswers.Asked, context: ChannelHandlerContext) {
-        pending = nil
-        routed += 1
-        context.fireChannelRead(wrapInboundOut(.head(read.head)))
-        if let part = body {
-            body = nil
-            context.fireChannelRead(wrapInboundOut(.body(part)))
-        }
-        releaseQuiesce(context: context)
-    }
-
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { routed -= 1 }
+        if case .end = unwrapOutboundIn(data) { state.routedAnswerEnded() }
         context.write(data, promise: promise)
     }
 
@@ -412,14 +380,11 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// requests, so a client pipelining reads it never collects cannot make the server buffer without bound.
     /// Nor while an answer is awaited: what comes after it waits for it.
     func read(context: ChannelHandlerContext) {
-        if !awaiting, context.channel.isWritable { context.read() } else { readHeld = true }
+        if state.readAsked(writable: context.channel.isWritable) { context.read() }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if readHeld, !awaiting, context.channel.isWritable {
-            readHeld = false
-            context.read()
-        }
+        if state.mayReadAgain(writable: context.channel.isWritable) { context.read() }
         context.fireChannelWritabilityChanged()
     }
 

@@ -54,6 +54,31 @@ import Testing
         #expect(remove.apply(to: nil, commitTime: t1) == .array([]))
     }
 
+    /// Values queries call equal are equal and hash alike (so sets of them keep one of each); others differ.
+    @Test func queryEqualityHashesEqualValuesAlike() {
+        let big = Int64(1) << 53
+        let equal: [(Value, Value)] = [
+            (.int(1), .double(1.0)), (.double(.nan), .double(-.nan)), (.double(-0.0), .int(0)), (.int(big), .double(Double(big))),
+            (.array([.int(1), .double(.nan)]), .array([.double(1.0), .double(.nan)])),
+            (.map(["a": .int(2), "b": .array([.double(3.0)])]), .map(["b": .array([.int(3)]), "a": .double(2.0)])),
+            (.geoPoint(GeoPoint(latitude: -0.0, longitude: 1)), .geoPoint(GeoPoint(latitude: 0.0, longitude: 1))),
+        ]
+        for (a, b) in equal {
+            #expect(QueryEqual(a) == QueryEqual(b), "\(a) \(b)")
+            #expect(QueryEqual(a).hashValue == QueryEqual(b).hashValue, "\(a) \(b)")
+        }
+        let different: [(Value, Value)] = [
+            (.int(big + 1), .double(Double(big))), (.int(1), .double(1.5)), (.int(1), .string("1")), (.array([.int(1)]), .array([.int(1), .null])),
+            (.map(["a": .int(1)]), .map(["b": .int(1)])), (.null, .bool(false)),
+        ]
+        for (a, b) in different { #expect(QueryEqual(a) != QueryEqual(b), "\(a) \(b)") }
+        var r = RandomValues(seed: 20261126)
+        for _ in 0..<2_000 {
+            let (a, b) = (r.smallValue(), r.smallValue())
+            if Value.compare(a, b) == 0 { #expect(QueryEqual(a).hashValue == QueryEqual(b).hashValue, "\(a) \(b)") }
+        }
+    }
+
     @Test func setReplacesAndTransformsNested() throws {
         let existing = try doc(#"{"a": 1, "b": {"c": 2}}"#)
         let result = try apply("set", #"{"b": {"d": {"$serverTimestamp": true}}, "e": 1}"#, to: existing)

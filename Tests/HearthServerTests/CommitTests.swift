@@ -77,6 +77,31 @@ import Testing
         }
     }
 
+    /// Many writes to one large document would make the writer redo the whole document each time: a commit
+    /// whose writes leave more than `maxCommitWrittenBytes` of documents is refused, whoever sends it, and
+    /// writes nothing. Array transforms cost what their arrays hold, not the product of their lengths.
+    @Test func manyWritesToOneLargeDocumentAreBounded() async throws {
+        try await TestServer.with { _, client in
+            let union = (0..<500).map { k in
+                #"{"set": "heavy/same", "merge": true, "data": {"a": {"$arrayUnion": [\#((0..<70).map { String(k * 70 + $0) }.joined(separator: ","))]}}}"#
+            }
+            let big = String(repeating: "x", count: 1_000_000)
+            _ = try await client.put("/v1/docs/heavy/big", #"{"s": "\#(big)"}"#)
+            let merges = (0..<200).map { #"{"set": "heavy/big", "merge": true, "data": {"k\#($0)": \#($0)}}"# }
+            for writes in [union, merges] {
+                let r = try await client.post("/v1/commit", #"{"writes": [\#(writes.joined(separator: ","))]}"#)
+                #expect(r.status == 400 && r.errorCode == "invalid-argument", "\(r.status) \(r.text.prefix(300))")
+                #expect(r.errorMessage?.contains("bytes of documents") == true, "\(r.text.prefix(300))")
+            }
+            #expect(try await client.get("/v1/docs/heavy/same").status == 404)
+            #expect(try await client.get("/v1/docs/heavy/big").json?["data"]?["k0"] == nil)
+            // Within the bound, the same writes go through, each transform applied in order.
+            let few = try await client.post("/v1/commit", #"{"writes": [\#(union.prefix(50).joined(separator: ","))]}"#)
+            #expect(few.status == 200, "\(few.text.prefix(300))")
+            #expect(try await client.get("/v1/docs/heavy/same").json?["data"]?["a"]?.arrayCount == 3_500)
+        }
+    }
+
     @Test func transactionCommitsWhenNothingChanged() async throws {
         try await TestServer.with { _, client in
             _ = try await client.put("/v1/docs/rounds/r1", #"{"votes": 1}"#)
