@@ -9,6 +9,9 @@ public enum AuthLimits {
     public static let maxPasswordBytes = 1_024
     /// Longest display name, in characters.
     public static let maxDisplayNameLength = 256
+    /// Longest display name, in UTF-8 bytes: a character may hold any number of combining marks, so the
+    /// count of characters alone would not bound what every token of the account carries.
+    public static let maxDisplayNameBytes = 1_024
     /// Longest uid, in UTF-8 bytes (Firebase Auth's limit).
     public static let maxUIDBytes = 128
     /// Largest custom-claims map, as compact JSON bytes (Firebase Auth's limit).

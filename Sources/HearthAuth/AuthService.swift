@@ -299,8 +299,9 @@ public final class AuthService: Sendable {
         guard let name else { return nil }
         let trimmed = EmailAddress.trim(name)
         if trimmed.isEmpty { return nil }
-        guard trimmed.count <= AuthLimits.maxDisplayNameLength else {
-            throw .invalidArgument("displayName must be at most \(AuthLimits.maxDisplayNameLength) characters")
+        guard trimmed.utf8.count <= AuthLimits.maxDisplayNameBytes, trimmed.count <= AuthLimits.maxDisplayNameLength else {
+            throw .invalidArgument("displayName must be at most \(AuthLimits.maxDisplayNameLength) characters "
+                                   + "and \(AuthLimits.maxDisplayNameBytes) bytes of UTF-8")
         }
         guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .invalidArgument("displayName may not contain control characters")

@@ -163,8 +163,8 @@ extension Database {
         switch filter {
         case .field(let f):
             switch f.op {
-            case .equal: return [[f.field: f.value]]
-            case .in: return f.values.isEmpty ? [[:]] : f.values.map { [f.field: $0] }
+            case .equal: return pins(f.field, f.value)
+            case .in: return f.values.isEmpty ? [[:]] : f.values.flatMap { pins(f.field, $0) }
             default: return [[:]]
             }
         case .or(let items):
@@ -180,6 +180,49 @@ extension Database {
                 out = out.flatMap { left in next.map { right in left.merging(right) { first, _ in first } } }
             }
             return out
+        }
+    }
+}
+
+extension Database {
+    /// Most forms of one pinned value (`equalForms`); a value with more pins nothing.
+    static let maxEqualForms = 16
+
+    /// The disjuncts a value pins a field to: one per form a document's field may hold and still equal it,
+    /// since the rules, unlike a query, tell `5` from `5.0` (`is int`); the field is left unknown when there
+    /// are too many forms.
+    static func pins(_ field: FieldPath, _ value: Value) -> [[FieldPath: Value]] {
+        guard let forms = equalForms(value) else { return [[:]] }
+        return forms.map { [field: $0] }
+    }
+
+    /// Every value a document may hold that a query's `==` matches for `value`, in the forms rules tell apart:
+    /// an integral number as an int and as a double (zero also as `-0.0`), arrays and maps element by element;
+    /// nil past `maxEqualForms`.
+    static func equalForms(_ value: Value) -> [Value]? {
+        switch value {
+        case .int(let i):
+            guard Int64(exactly: Double(i)) == i else { return [value] }
+            return i == 0 ? [value, .double(0), .double(-0.0)] : [value, .double(Double(i))]
+        case .double(let d):
+            guard let i = Int64(exactly: d) else { return [value] }
+            return i == 0 ? [.double(0), .double(-0.0), .int(0)] : [value, .int(i)]
+        case .array(let items):
+            var out: [[Value]] = [[]]
+            for item in items {
+                guard let forms = equalForms(item), out.count * forms.count <= maxEqualForms else { return nil }
+                out = out.flatMap { prefix in forms.map { prefix + [$0] } }
+            }
+            return out.map(Value.array)
+        case .map(let fields):
+            var out: [[String: Value]] = [[:]]
+            for (key, item) in fields {
+                guard let forms = equalForms(item), out.count * forms.count <= maxEqualForms else { return nil }
+                out = out.flatMap { partial in forms.map { form in partial.merging([key: form]) { _, new in new } } }
+            }
+            return out.map(Value.map)
+        default:
+            return [value]
         }
     }
 }

@@ -44,6 +44,7 @@ struct DemoApp {
                      "demo users (uid: email / password; sign in with POST /v1/auth/login):"]
         for user in fixture.users { lines.append("  \(user.uid): \(user.email) / \(user.password)") }
         lines.append("the data folder is temporary and removed when the server stops")
+        lines.append("development mode is on: denials name the deciding rule and why it failed (never for a real deployment)")
         return lines.joined(separator: "\n")
     }
 }
