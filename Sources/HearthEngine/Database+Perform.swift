@@ -8,7 +8,7 @@ import HearthStore
 extension Database {
     /// Performs an operation for an identity and hands its outcome to `completion`, once: on the calling
     /// thread when the operation finished there, else on a reader or writer thread. `completion` must not block.
-    public func perform(_ operation: Operation, as identity: Identity, placement: Placement = .readers,
+    public func perform(_ operation: DatabaseOperation, as identity: Identity, placement: Placement = .readers,
                         completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
         do {
             switch operation {
@@ -76,7 +76,7 @@ extension Database {
     }
 
     /// `perform` for callers that are tasks: reads run on reader threads.
-    public func perform(_ operation: Operation, as identity: Identity) async throws -> Outcome {
+    public func perform(_ operation: DatabaseOperation, as identity: Identity) async throws -> Outcome {
         try await withCheckedThrowingContinuation { continuation in
             perform(operation, as: identity) { continuation.resume(with: $0) }
         }

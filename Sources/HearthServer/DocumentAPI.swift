@@ -4,7 +4,7 @@ import HearthStore
 import Hummingbird
 import HummingbirdCore
 
-/// The document API over HTTP (docs/api.md): how a request becomes an `Operation`, and an `Outcome` its
+/// The document API over HTTP (docs/api.md): how a request becomes a `DatabaseOperation`, and an `Outcome` its
 /// answer. Both ways in use it, the router's routes and the event loop's `InlineAnswerHandler`, so they
 /// cannot differ in what a request means.
 struct DocumentAPI: Sendable {
@@ -13,7 +13,7 @@ struct DocumentAPI: Sendable {
 
     /// A request as understood: the operation, and the form its answer takes.
     struct Call: Sendable {
-        let operation: Operation
+        let operation: DatabaseOperation
         let answer: Answer
     }
 
@@ -160,7 +160,7 @@ struct DocumentAPI: Sendable {
     }
 
     /// The answer to an operation's outcome.
-    static func reply(_ outcome: Outcome, _ answer: Answer, _ operation: Operation) throws(HearthError) -> JSONReply {
+    static func reply(_ outcome: Outcome, _ answer: Answer, _ operation: DatabaseOperation) throws(HearthError) -> JSONReply {
         switch (outcome, answer) {
         case (.document(let doc), .document(let status)):
             guard let doc else {

@@ -13,7 +13,7 @@ extension Database {
     /// `perform(.list)`.
     public func list(_ collection: CollectionPath, pageSize: Int, pageToken: String?, as identity: Identity,
                      transaction: String? = nil) async throws -> ListPage {
-        let operation = Operation.list(collection, pageSize: pageSize, pageToken: pageToken, transaction: transaction)
+        let operation = DatabaseOperation.list(collection, pageSize: pageSize, pageToken: pageToken, transaction: transaction)
         guard case .page(let page) = try await perform(operation, as: identity) else { throw Self.unexpected }
         return page
     }

@@ -4,7 +4,7 @@ import HearthStore
 /// What a caller asks of the database, whichever way the request came in (the HTTP routes, the event-loop
 /// fast path, and any later way in): every way in parses its requests into one of these and hands it to
 /// `Database.perform`, so each rule of behaviour is written once.
-public enum Operation: Sendable {
+public enum DatabaseOperation: Sendable {
     /// Read one document; nil in the outcome when missing. Under a transaction, the version read is recorded.
     case get(DocumentPath, transaction: String?)
     /// One page of a collection's documents in id order.
