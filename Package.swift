@@ -64,10 +64,13 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "hearth-listen-bench", dependencies: ["HearthTesting"], path: "bench/ListenBench",
                           swiftSettings: swiftSettings),
-        .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules"], exclude: ["Golden"], swiftSettings: swiftSettings),
-        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthAuth"], swiftSettings: swiftSettings),
-        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthTesting"], exclude: ["Golden"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthAuth", "HearthTesting"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthEngineTests", dependencies: ["HearthEngine", "HearthTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthServerTests", dependencies: ["HearthTesting"], swiftSettings: swiftSettings),
     ]
 )

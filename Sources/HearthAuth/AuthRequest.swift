@@ -1,6 +1,7 @@
 import HearthCore
 
-/// The JSON bodies of the `/v1/auth/...` endpoints (DESIGN §5), decoded with errors that name the field.
+/// The JSON bodies of the `/v1/auth/...` endpoints (docs/api.md, Accounts), decoded with errors that name
+/// the field.
 /// Unknown fields are refused, as Firebase's REST API refuses unknown names, so a typo never passes silently.
 public enum AuthRequest {
     /// `POST /v1/auth/signup {email, password, displayName?}`.

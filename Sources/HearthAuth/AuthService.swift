@@ -1,6 +1,6 @@
 import HearthCore
 
-/// The account and session flows of DESIGN §5, independent of storage and HTTP.
+/// The account and session flows (docs/api.md, Accounts), independent of storage and HTTP.
 ///
 /// Every secret is handled here the same way: tokens are generated with 256 random bits and stored only as
 /// SHA-256 hashes; passwords are hashed with Argon2id on the hasher's bounded pool; no message or error

@@ -3,7 +3,8 @@ import HearthCore
 /// Where accounts, sessions, one-time tokens and the outbox live. `AuthService` holds all the logic; an
 /// implementation only stores and finds rows, with the atomicity each method names (a SQL implementation
 /// gets it from a unique index or a single `UPDATE … WHERE`). Failures are `HearthError` (storage faults
-/// as `internal`, never leaking SQL or tokens). `AuthStorageConformance.run` checks an implementation.
+/// as `internal`, never leaking SQL or tokens). `AuthStorageConformance.run`, in HearthTesting, checks an
+/// implementation.
 ///
 /// A SQL shape that fits (hashes as 32-byte BLOBs, times as microseconds):
 /// ```sql

@@ -1,6 +1,7 @@
 import HearthCore
 
-/// What a successful sign-in, sign-up or refresh answers (DESIGN §5): the account and a fresh token pair.
+/// What a successful sign-in, sign-up or refresh answers (docs/api.md, Accounts): the account and a fresh
+/// token pair.
 public struct SignInResult: Sendable, Equatable, CustomStringConvertible {
     /// The account.
     public var user: UserRecord

@@ -47,7 +47,8 @@ public struct UserRecord: Sendable, Equatable, CustomStringConvertible {
     /// The sign-in provider rules see as `firebase.sign_in_provider`.
     public var provider: SignInProvider { anonymous ? .anonymous : .password }
 
-    /// The public view, DESIGN §5's `user`: `{uid, email, emailVerified, displayName, anonymous, createdAt}`.
+    /// The public view, the `user` of docs/api.md: `{uid, email, emailVerified, displayName, anonymous,
+    /// createdAt}`.
     /// The password hash and claims never leave through it.
     public var json: JSON {
         .object([

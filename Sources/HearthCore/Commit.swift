@@ -11,7 +11,7 @@ public struct CommitRequest: Sendable, Equatable {
         self.transaction = transaction
     }
 
-    /// Decodes `{"writes": [...], "transaction"?: id}` (DESIGN §3).
+    /// Decodes `{"writes": [...], "transaction"?: id}` (docs/api.md, Commits).
     public init(json: JSON) throws(HearthError) {
         guard case .object(let pairs) = json else { throw .invalidArgument("commit body must be a JSON object, got \(json.kind)") }
         var writes: [Write]?

@@ -1,4 +1,4 @@
-/// The `$` tags of the wire encoding (DESIGN §2).
+/// The `$` tags of the wire encoding (docs/api.md, Values).
 enum WireTag {
     static let valueTags: Set<String> = ["$int", "$double", "$timestamp", "$bytes", "$ref", "$geo", "$map"]
     static let sentinelTags: Set<String> = [

@@ -2,7 +2,7 @@ import HearthCore
 import HearthRules
 import HearthStore
 
-/// Security rules on every way into the database (DESIGN §7). The admin key bypasses them before any work
+/// Security rules on every way into the database (docs/rules.md). The admin key bypasses them before any work
 /// is done; every other caller is decided by the program in force, and denied when there is none.
 extension Database {
     /// The program that decides this caller's requests, or nil for the admin, who bypasses rules.

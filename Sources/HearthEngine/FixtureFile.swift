@@ -1,8 +1,8 @@
 import Foundation
 import HearthCore
 
-/// A fixture file (DESIGN §8): the accounts and the documents of a dataset, documents in the wire encoding
-/// of DESIGN §2.
+/// A fixture file (docs/testing.md, Fixture files): the accounts and the documents of a dataset, documents in
+/// the wire encoding (docs/api.md, Values).
 public struct FixtureFile: Sendable {
     /// One account of the dataset.
     public struct User: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import Foundation
 import HearthCore
 
-/// A rules test file (DESIGN §8): the rules to load, the fixture documents, and the cases, each an
+/// A rules test file (docs/rules.md, Rules tests): the rules to load, the fixture documents, and the cases, each an
 /// operation by a caller with the decision it expects.
 public struct RulesTestFile: Sendable {
     /// One case.
@@ -16,7 +16,7 @@ public struct RulesTestFile: Sendable {
         public var path: String
         /// The document as it would be stored after the write (`request.resource.data`), for create and update.
         public var data: JSON?
-        /// The query of a `list`, in DESIGN §4's format (`from` defaults to `path`).
+        /// The query of a `list`, in the format of `POST /v1/query` (`from` defaults to `path`).
         public var query: JSON?
         /// True when the case expects `allow`.
         public var expectAllow: Bool

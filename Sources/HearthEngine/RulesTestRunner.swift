@@ -4,9 +4,9 @@ import HearthRules
 import HearthStore
 import Logging
 
-/// Runs rules test files (DESIGN §8) through the engine itself: each case gets a fresh temporary store with
-/// its fixtures loaded and performs its operation through `Database`, as a real request would, with the
-/// rules decided by the same code. `hearth rules test` and the Swift tests both use it.
+/// Runs rules test files (docs/rules.md, Rules tests) through the engine itself: each case gets a fresh
+/// temporary store with its fixtures loaded and performs its operation through `Database`, as a real request
+/// would, with the rules decided by the same code. `hearth rules test` and the Swift tests both use it.
 public struct RulesTestRunner: Sendable {
     /// The outcome of one case.
     public struct CaseResult: Sendable {

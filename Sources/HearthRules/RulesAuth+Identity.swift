@@ -9,7 +9,8 @@ extension RulesAuth {
     }
 
     /// Token claims over Firestore's defaults: `sub` and `user_id` are the uid and `firebase` names the
-    /// sign-in provider (DESIGN §5, §8); the given claims win over the defaults.
+    /// sign-in provider (docs/api.md, Identity in rules; docs/rules.md, Rules tests); the given claims win
+    /// over the defaults.
     public static func defaultClaims(uid: String, signInProvider: String = "custom",
                                      claims: [String: Value] = [:]) -> [String: Value] {
         var token: [String: Value] = [

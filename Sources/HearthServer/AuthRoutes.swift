@@ -2,8 +2,8 @@ import HearthAuth
 import HearthCore
 import Hummingbird
 
-/// The account endpoints of DESIGN §5 under `/v1/auth`. Bodies are decoded by `AuthRequest` (errors name
-/// the field), the flows run in `AuthService`; this file only maps them to HTTP.
+/// The account endpoints under `/v1/auth` (docs/api.md, Accounts). Bodies are decoded by `AuthRequest`
+/// (errors name the field), the flows run in `AuthService`; this file only maps them to HTTP.
 struct AuthRoutes {
     let auth: AuthService
     let clientAddress: ClientAddress

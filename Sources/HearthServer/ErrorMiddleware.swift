@@ -48,7 +48,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// The HTTP status for each error code (DESIGN §3).
+/// The HTTP status for each error code (docs/api.md, Errors).
 func httpStatus(_ code: HearthError.Code) -> HTTPResponse.Status {
     switch code {
     case .invalidArgument: return .badRequest

@@ -10,8 +10,8 @@ import NIOCore
 import NIOWebSocket
 import ServiceLifecycle
 
-/// `GET /v1/listen`: the WebSocket protocol of DESIGN §6 over the change feed. Credentials come in the
-/// upgrade request (`Authorization: Bearer`, or `?token=` for browsers) or as the first message.
+/// `GET /v1/listen`: the WebSocket protocol (docs/api.md, Live updates) over the change feed. Credentials
+/// come in the upgrade request (`Authorization: Bearer`, or `?token=` for browsers) or as the first message.
 struct ListenEndpoint: Sendable {
     /// Who a bearer token speaks for: an identity and, for a user's access token, its session and when the
     /// token stops working.

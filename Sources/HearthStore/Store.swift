@@ -59,20 +59,18 @@ public final class Store: Sendable {
             /// copying what the WAL gained since the one before) until the writer restarts the WAL
             /// (`restartPages`). A page rewritten by
             /// many commits between two checkpoints is copied to the database file once, so a larger threshold
-            /// copies less: 16,000 pages (64 MiB) cost about 15% less server CPU per create than 2,000 under a
-            /// steady create load (`bench/README.md`), and more gained nothing. Checkpointing only once per
-            /// 16,000 new pages saves about 10% more CPU per create, but leaves the writer's restart most of a
-            /// WAL to copy while commits wait: create p99 went from about 10 ms to 35-60 ms, so the restart is
-            /// kept cheap instead.
+            /// copies less, up to about this one. Checkpointing only once per threshold of new pages would copy
+            /// less still, but leaves the writer's restart most of a WAL to copy while commits wait, which
+            /// lengthens the tail of write latency, so the restart is kept cheap instead (`bench/README.md`,
+            /// "Why the defaults are what they are").
             public var checkpointPages: Int32 = 16_000
             /// Past this, the writer restarts the WAL itself between two batches. Only the writer can: a
             /// restarting checkpoint on another connection waits for the write lock through SQLite's
             /// polling busy handler, which a writer committing back to back starves (and the syncer thread,
             /// blocked meanwhile, would delay background syncs and, at FULL, acknowledgements). Each restart holds
-            /// commits back while it waits for the syncer's checkpoint in flight and copies what is left (5-50
-            /// ms under a steady create load, longer as the database grows): 64,000 pages (256 MiB) halves how
-            /// often that happens against 32,000, which took a saturated create load's p99 from 30-37 ms to
-            /// 11-12 ms (`bench/README.md`).
+            /// commits back while it waits for the syncer's checkpoint in flight and copies what is left, longer
+            /// as the database grows: 64,000 pages (256 MiB) halves how often that happens against 32,000, which
+            /// shortens the tail of write latency under a saturated create load (`bench/README.md`).
             public var restartPages: Int32 = 64_000
             /// The defaults.
             public init() {}
@@ -123,14 +121,13 @@ public final class Store: Sendable {
         // The syncer thread provides the per-commit sync of `full`; SQLite itself runs at NORMAL either way.
         try writeConnection.execute("PRAGMA synchronous=NORMAL")
         // A modest page cache: SQLite scans the whole cache's hash table at the end of every write
-        // transaction, so a large cache costs the writer on every commit (measured: a 64 MiB cache spent
-        // about a third of the writer thread's time there); the OS page cache keeps the rest of the file warm.
+        // transaction, so a large cache costs the writer on every commit (`bench/README.md`); the OS page
+        // cache keeps the rest of the file warm.
         try writeConnection.execute("PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY")
         // After a checkpoint restarts the WAL, SQLite truncates the file to this size, so a burst of writes
         // does not leave a huge WAL on disk. Kept above the restart threshold: a WAL that is cut back and
         // grown again allocates blocks on every append, and those appends then wait on the filesystem's
-        // journal while a checkpoint syncs the database file (create p99 measured 370-500 ms at a 64 MiB
-        // limit, 170-230 ms at 512 MiB).
+        // journal while a checkpoint syncs the database file (`bench/README.md`).
         try writeConnection.execute("PRAGMA journal_size_limit=268435456")
         try Schema.migrate(writeConnection)
         if configuration.usesServedIndexDefinitions {

@@ -44,8 +44,8 @@ extension Harness {
         throw ExpectationFailure("expected \(what) to be denied for \(identity), but it was allowed")
     }
 
-    /// Runs rules test files (DESIGN §8) with the runner `hearth rules test` uses; throws, naming every
-    /// failing case, unless all pass. Returns the number of cases run.
+    /// Runs rules test files (docs/rules.md, Rules tests) with the runner `hearth rules test` uses; throws,
+    /// naming every failing case, unless all pass. Returns the number of cases run.
     @discardableResult
     public static func runRulesTests(_ files: [String]) async throws -> Int {
         let reports = await RulesTestRunner().run(files: files)

@@ -9,7 +9,7 @@ import Logging
 /// `hearth fixtures`: load a fixture file into a data folder, or export one as a fixture file.
 struct Fixtures: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Load or export fixture files (DESIGN §8 format).",
+        abstract: "Load or export fixture files (their format: docs/testing.md, Fixture files).",
         subcommands: [Load.self, Export.self]
     )
 

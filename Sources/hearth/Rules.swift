@@ -30,7 +30,8 @@ struct Rules: AsyncParsableCommand {
         }
     }
 
-    /// `hearth rules test FILE...`: runs the cases of DESIGN §8 and ends with `N passed, N failed`.
+    /// `hearth rules test FILE...`: runs the cases of rules test files (docs/rules.md) and ends with
+    /// `N passed, N failed`.
     struct Test: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run rules test files; prints a line per failing case and `N passed, N failed`.")

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthTesting
 import Testing
 @testable import HearthAuth
 

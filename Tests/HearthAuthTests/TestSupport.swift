@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 @testable import HearthAuth
+import HearthTesting
 
 /// A clock tests move by hand.
 final class TestClock: @unchecked Sendable {

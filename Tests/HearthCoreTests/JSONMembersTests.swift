@@ -1,4 +1,5 @@
 import HearthCore
+import HearthTesting
 import Testing
 
 /// Reading one field of a stored document without decoding the rest: `JSON.objectMembers` finds each

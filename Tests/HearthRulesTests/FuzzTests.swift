@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthRules
+import HearthTesting
 import Testing
 
 /// Random and mutated rules sources and expressions: compiling and evaluating never crashes or hangs,

@@ -1,5 +1,6 @@
 import HearthCore
 @testable import HearthRules
+import HearthTesting
 import Testing
 
 /// Reads decided again from a kept decision (`evaluateRead`) decide exactly as a fresh evaluation does: a kept

@@ -1,5 +1,6 @@
 import HearthCore
 import HearthRules
+import HearthTesting
 import Testing
 
 /// `resource` given as stored JSON (decoded field by field as rules read it) decides every request exactly

@@ -3,8 +3,8 @@ import HearthServer
 import HearthTesting
 import Testing
 
-/// The account flows of DESIGN §5 over real HTTP: sign-up, login, refresh rotation and reuse, logout,
-/// expiry, password change and reset, email verification, anonymous accounts and account deletion.
+/// The account flows (docs/api.md, Accounts) over real HTTP: sign-up, login, refresh rotation and reuse,
+/// logout, expiry, password change and reset, email verification, anonymous accounts and account deletion.
 @Suite struct AccountFlowTests {
     static let password = "correct horse battery"
 

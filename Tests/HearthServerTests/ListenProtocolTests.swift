@@ -3,7 +3,7 @@ import HearthTesting
 import Synchronization
 import Testing
 
-/// The listen protocol of DESIGN §6 over a real WebSocket on loopback: every message, every error frame,
+/// The listen protocol (docs/api.md, Live updates) over a real WebSocket on loopback: every message, every error frame,
 /// credentials in each place, limits, resume and shutdown.
 @Suite struct ListenProtocolTests {
     static func code(_ frame: JSON) -> String? { frame["code"]?.stringValue }

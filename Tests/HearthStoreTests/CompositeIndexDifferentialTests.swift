@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 @testable import HearthStore
+import HearthTesting
 import Testing
 
 /// Composite indexes against the reference evaluator: the datasets of the query differential test, stored

@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthStore
+import HearthTesting
 import Testing
 
 /// The indexed query engine against the reference evaluator (`Query.run(over:)`): seeded random documents

@@ -2,6 +2,7 @@ import Foundation
 import HearthAuth
 import HearthCore
 import HearthStore
+import HearthTesting
 import Testing
 
 /// The SQLite account storage keeps every promise of `AuthStorage` (the shared conformance suite), and

@@ -1,6 +1,6 @@
 /// A composite index: entries over several fields of a collection group's documents, in the field order
 /// and directions it names, so that a query with equality filters on its first fields and its ordering on
-/// the rest reads exactly its results in order (DESIGN §4's optional composite indexes).
+/// the rest reads exactly its results in order (docs/api.md, Composite indexes).
 ///
 /// Definitions come in Firestore's `firestore.indexes.json` format (`CompositeIndex.parseFile`), so a
 /// project's index file carries over. A document gets entries only when it has every field of the index, as

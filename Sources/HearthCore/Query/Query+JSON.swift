@@ -1,11 +1,11 @@
-/// Reading queries from DESIGN §4's JSON.
+/// Reading queries from their JSON form (docs/api.md, Queries).
 extension Query {
     static let jsonKeys = [
         "from", "where", "orderBy", "startAt", "startAfter", "endAt", "endBefore", "limit", "limitToLast",
         "offset", "select",
     ]
 
-    /// Reads a query from its JSON form (DESIGN §4) and validates it with Firestore's rules.
+    /// Reads a query from its JSON form and validates it with Firestore's rules.
     public init(json: JSON) throws(HearthError) {
         let pairs = try QueryJSON.object(json, "query")
         try QueryJSON.checkKeys(pairs, allowed: Query.jsonKeys, in: "query")

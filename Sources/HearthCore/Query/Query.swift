@@ -1,8 +1,9 @@
 /// A query over documents, with Firestore's semantics: a source (a collection, or every collection with one
 /// id), a filter tree, an ordering, cursors, offset, limit or limit-to-last, and a projection.
 ///
-/// `init(json:)` reads DESIGN §4's JSON and validates with Firestore's rules; a query built in code is checked
-/// with `validate()`. `Query+Evaluation.swift` holds the reference evaluator the indexed engine is tested against.
+/// `init(json:)` reads the JSON of `POST /v1/query` (docs/api.md, Queries) and validates with Firestore's
+/// rules; a query built in code is checked with `validate()`. `Query+Evaluation.swift` holds the reference
+/// evaluator the indexed engine is tested against.
 public struct Query: Sendable, Equatable {
     /// Where the documents come from.
     public enum Source: Sendable, Equatable {

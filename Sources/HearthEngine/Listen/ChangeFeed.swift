@@ -135,7 +135,8 @@ public final class ChangeFeed: Service, Sendable {
 }
 
 /// Hands commits to the feed's loop while it has a view open, and keeps only the latest hand-overs while it
-/// has none: waking the loop for every commit that concerns no one cost about 8% of a create's server CPU.
+/// has none: waking the loop for every commit that concerns no one cost creates server CPU for nothing
+/// (`bench/README.md`).
 ///
 /// Nothing a view needs is lost. A view's first result is read at a change-log position after the view
 /// starts listening (`startListening`, before its load is asked for), and only later changes are applied to

@@ -3,14 +3,12 @@ import Foundation
 /// A connection's outgoing events: bounded, so that a slow client never makes the server buffer without
 /// limit. One consumer (the connection's writer); any number of producers.
 ///
-/// The consumer either awaits events (`next`) or is told when events wait (`onReady`) and then takes them
-/// (`takeReady`) where it runs, with no task to wake: the protocol layer writes them from the connection's
-/// event loop that way.
+/// The consumer is told when events wait (`onReady`) and takes them (`takeReady`) where it runs, with no task
+/// to wake: the protocol layer writes them from the connection's event loop that way.
 final class EventQueue: @unchecked Sendable {
     private let lock = NSLock()
     private var buffer: [ListenEvent] = []
     private var head = 0
-    private var waiter: CheckedContinuation<ListenEvent?, Never>?
     private var finished = false
     /// Called when events wait and the consumer was not told yet (`signaled`).
     private var ready: (@Sendable () -> Void)?
@@ -84,12 +82,6 @@ final class EventQueue: @unchecked Sendable {
             lock.unlock()
             return false
         }
-        if let waiter {
-            self.waiter = nil
-            lock.unlock()
-            waiter.resume(returning: event)
-            return true
-        }
         buffer.append(event)
         let ready = signal()
         lock.unlock()
@@ -103,7 +95,7 @@ final class EventQueue: @unchecked Sendable {
     /// snapshot, or nil when the two cannot merge. False when the queue is full or finished.
     func push(_ snapshot: ListenSnapshot, merging merge: (ListenSnapshot) -> ListenSnapshot?) -> Bool {
         lock.lock()
-        if !finished, waiter == nil {
+        if !finished {
             var k = buffer.count - 1
             while k >= head {
                 guard case .snapshot(let earlier) = buffer[k] else { break }
@@ -128,12 +120,6 @@ final class EventQueue: @unchecked Sendable {
             lock.unlock()
             return
         }
-        if let waiter {
-            self.waiter = nil
-            lock.unlock()
-            waiter.resume(returning: event)
-            return
-        }
         buffer.append(event)
         let ready = signal()
         lock.unlock()
@@ -150,25 +136,12 @@ final class EventQueue: @unchecked Sendable {
         finished = true
         buffer = last.map { [$0] } ?? []
         head = 0
-        let waiter = self.waiter
-        self.waiter = nil
-        if waiter != nil, !buffer.isEmpty { buffer.removeFirst() }
         // The consumer is told even when it was told before: it may be waiting for the client to catch up,
         // and the last event goes out regardless.
         let ready = self.ready
         signaled = ready != nil
         lock.unlock()
-        waiter?.resume(returning: last)
         ready?()
-    }
-
-    /// Takes up to `max` queued events without waiting.
-    func take(max: Int) -> [ListenEvent] {
-        lock.lock()
-        defer { lock.unlock() }
-        let n = min(max, buffer.count - head)
-        guard n > 0 else { return [] }
-        return takeLocked(n)
     }
 
     /// Events queued now.
@@ -176,36 +149,5 @@ final class EventQueue: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return buffer.count - head
-    }
-
-    /// The next event, waiting for one; nil once finished and drained, or when the task is cancelled.
-    func next() async -> ListenEvent? {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<ListenEvent?, Never>) in
-                lock.lock()
-                if head < buffer.count {
-                    let event = buffer[head]
-                    head += 1
-                    if head > 64 && head * 2 > buffer.count {
-                        buffer.removeFirst(head)
-                        head = 0
-                    }
-                    lock.unlock()
-                    continuation.resume(returning: event)
-                } else if finished || Task.isCancelled {
-                    lock.unlock()
-                    continuation.resume(returning: nil)
-                } else {
-                    waiter = continuation
-                    lock.unlock()
-                }
-            }
-        } onCancel: {
-            lock.lock()
-            let waiter = self.waiter
-            self.waiter = nil
-            lock.unlock()
-            waiter?.resume(returning: nil)
-        }
     }
 }

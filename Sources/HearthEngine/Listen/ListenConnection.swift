@@ -3,7 +3,7 @@ import HearthCore
 import HearthStore
 
 /// One client's live-update session: its identity, its targets, and the bounded queue of events for it.
-/// The protocol layer calls `listen`/`unlisten` as messages arrive and sends what `next` returns.
+/// The protocol layer calls `listen`/`unlisten` as messages arrive and sends what `takeReady` answers.
 public final class ListenConnection: @unchecked Sendable {
     /// The connection's number, unique in this server.
     public let id: Int
@@ -116,32 +116,9 @@ public final class ListenConnection: @unchecked Sendable {
         feed.send(.remove(connection: id, targetID: targetID, serial: serial))
     }
 
-    /// The next event to send, waiting for one; nil when the connection is over.
-    public func next() async -> ListenEvent? {
-        while let event = await queue.next() {
-            if !isStale(event) { return event }
-        }
-        return nil
-    }
-
-    /// The events to send next (every one queued, up to `max`), waiting for at least one; nil when the
-    /// connection is over.
-    public func nextBatch(max: Int = 64) async -> [ListenEvent]? {
-        while true {
-            var taken = queue.take(max: max)
-            if taken.isEmpty {
-                guard let first = await next() else { return nil }
-                taken = [first] + queue.take(max: max - 1)
-            }
-            taken.removeAll(where: isStale)
-            if !taken.isEmpty { return taken }
-        }
-    }
-
     /// Makes the connection call `ready` whenever events wait to be sent that its writer was not told of,
-    /// from whichever thread queued them; the writer then calls `takeReady` until it answers no events.
-    /// This replaces `next`/`nextBatch` for a writer that runs where it is told (an event loop) instead of in
-    /// a task of its own.
+    /// from whichever thread queued them; the writer then calls `takeReady` until it answers no events, where
+    /// it runs (an event loop) instead of in a task of its own.
     public func onEventsReady(_ ready: @escaping @Sendable () -> Void) {
         queue.onReady(ready)
     }

@@ -43,7 +43,7 @@ public struct ListenSnapshot: Sendable {
     /// The token that resumes from here.
     public var resumeToken: String { position.resumeToken }
 
-    /// The snapshot frame of DESIGN §6: `frame` when encoded already, or encoded now.
+    /// The snapshot frame (docs/api.md, Live updates): `frame` when encoded already, or encoded now.
     public func encodedFrame() -> [UInt8] {
         if let frame { return frame }
         var w = JSONWriter(capacity: changesJSON.count + 160)
@@ -51,7 +51,7 @@ public struct ListenSnapshot: Sendable {
         return w.bytes
     }
 
-    /// Writes the snapshot frame of DESIGN §6.
+    /// Writes the snapshot frame (docs/api.md, Live updates).
     public func write(to w: inout JSONWriter) {
         w.raw("{\"type\":\"snapshot\",\"id\":")
         w.string(targetID)

@@ -1,6 +1,6 @@
 import HearthCore
 
-/// A message from a listening client (DESIGN §6), parsed and checked.
+/// A message from a listening client (docs/api.md, Live updates), parsed and checked.
 public enum ListenRequest: Sendable, Equatable {
     /// Credentials, as the first message.
     case auth(token: String)

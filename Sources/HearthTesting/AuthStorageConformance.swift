@@ -1,3 +1,4 @@
+import HearthAuth
 import HearthCore
 
 /// Checks that an `AuthStorage` keeps the protocol's promises (uniqueness, atomic rotation, single-use
@@ -31,7 +32,7 @@ public enum AuthStorageConformance {
 
     static let t0 = Timestamp(microseconds: 1_800_000_000_000_000)
 
-    static func at(_ seconds: Int64) -> Timestamp { t0.adding(seconds: seconds) }
+    static func at(_ seconds: Int64) -> Timestamp { Timestamp(microseconds: t0.microseconds + seconds * 1_000_000) }
 
     static func user(_ uid: String, _ email: String? = nil) -> UserRecord {
         UserRecord(uid: uid, email: email, emailNormalized: email.map(EmailAddress.normalize),

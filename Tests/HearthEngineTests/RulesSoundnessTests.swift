@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 @testable import HearthEngine
 import HearthRules
+import HearthTesting
 import Testing
 
 /// Rules are not filters, and deciding a query must be sound: when the `list` of a query is allowed (the

@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthEngine
 import HearthStore
+import HearthTesting
 import Testing
 
 /// The live-update state machines without sockets: a view kept current from changes equals the query run

@@ -1,6 +1,7 @@
+import HearthAuth
 import HearthCore
 
-/// An in-memory `AuthStorage`, for tests and throwaway servers. Every method runs inside the actor, which
+/// An in-memory `AuthStorage` for tests. Every method runs inside the actor, which
 /// gives the atomicity the protocol asks for.
 public actor MemoryAuthStorage: AuthStorage {
     private var users: [String: UserRecord] = [:]
