@@ -1,4 +1,5 @@
 import HearthCore
+import HearthTesting
 import Testing
 
 /// Writes and field transforms with Firestore's semantics, applied without storage.
