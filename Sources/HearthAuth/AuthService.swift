@@ -137,37 +137,22 @@ public final class AuthService: Sendable {
 
     /// Checks an access token and answers the identity rules see (`request.auth`) and the session's id.
     /// Reads storage every time: a revoked or expired session fails at once.
-    public func authenticate(accessToken: String) async throws(HearthError) -> (identity: Identity, sessionID: String) {
-        guard Tokens.isWellFormed(accessToken, .access) else {
-            throw .unauthenticated("The access token is malformed.")
-        }
-        return try checked(await storage.sessionWithUser(accessTokenHash: Tokens.hash(accessToken)))
+    public func authenticate(accessToken: String) throws(HearthError) -> (identity: Identity, sessionID: String) {
+        let (identity, sessionID, _) = try authenticateWithLifetime(accessToken: accessToken)
+        return (identity, sessionID)
     }
 
     /// `authenticate`, and how much longer the access token works: for a connection that outlives a request,
-    /// which must end (or be given a fresh token) when its token expires.
-    public func authenticateWithLifetime(accessToken: String) async throws(HearthError)
+    /// which must end (or be given a fresh token) when its token expires. A lookup on the caller's thread.
+    public func authenticateWithLifetime(accessToken: String) throws(HearthError)
         -> (identity: Identity, sessionID: String, remaining: Duration) {
         guard Tokens.isWellFormed(accessToken, .access) else {
             throw .unauthenticated("The access token is malformed.")
         }
-        let found = try await storage.sessionWithUser(accessTokenHash: Tokens.hash(accessToken))
+        let found = try storage.sessionWithUser(accessTokenHash: Tokens.hash(accessToken))
         let (identity, sessionID) = try checked(found)
         let left = (found?.0.accessExpires.microseconds ?? 0) - now().microseconds
         return (identity, sessionID, .microseconds(max(0, left)))
-    }
-
-    /// Whether `authenticateNow` can answer: the storage finds sessions without suspending.
-    public var authenticatesImmediately: Bool { storage is any ImmediateSessionLookup }
-
-    /// `authenticate` without suspending, for callers that run on a network thread; nil when the storage
-    /// cannot find sessions that way (`authenticatesImmediately` is false). The same checks, in the same order.
-    public func authenticateNow(accessToken: String) throws(HearthError) -> (identity: Identity, sessionID: String)? {
-        guard let lookup = storage as? any ImmediateSessionLookup else { return nil }
-        guard Tokens.isWellFormed(accessToken, .access) else {
-            throw .unauthenticated("The access token is malformed.")
-        }
-        return try checked(lookup.sessionWithUserNow(accessTokenHash: Tokens.hash(accessToken)))
     }
 
     private func checked(_ found: (SessionRecord, UserRecord?)?) throws(HearthError) -> (identity: Identity, sessionID: String) {

@@ -54,8 +54,9 @@ public protocol AuthStorage: Sendable {
     /// The session whose current access token has this hash, if any.
     func session(accessTokenHash: TokenHash) async throws(HearthError) -> SessionRecord?
     /// The session whose current access token has this hash, with its account (nil if the account is gone):
-    /// what every authenticated request needs, so SQL storage answers it with one indexed join.
-    func sessionWithUser(accessTokenHash: TokenHash) async throws(HearthError) -> (SessionRecord, UserRecord?)?
+    /// what every authenticated request needs, so it is a lookup on the caller's thread (a network thread
+    /// may ask), which SQL storage answers with one indexed join.
+    func sessionWithUser(accessTokenHash: TokenHash) throws(HearthError) -> (SessionRecord, UserRecord?)?
     /// The session whose current refresh token has this hash, if any.
     func session(refreshTokenHash: TokenHash) async throws(HearthError) -> SessionRecord?
     /// The session that once had this refresh token and has since rotated it away, if any.
@@ -96,19 +97,4 @@ public protocol AuthStorage: Sendable {
     func pendingOutbox(limit: Int) async throws(HearthError) -> [OutboxMessage]
     /// Removes a delivered message.
     func deleteOutbox(id: String) async throws(HearthError)
-}
-
-extension AuthStorage {
-    /// Two lookups, for storage without joins.
-    public func sessionWithUser(accessTokenHash: TokenHash) async throws(HearthError) -> (SessionRecord, UserRecord?)? {
-        guard let session = try await session(accessTokenHash: accessTokenHash) else { return nil }
-        return (session, try await user(uid: session.uid))
-    }
-}
-
-/// Storage that finds a session by its access token without suspending: a local read of microseconds.
-/// `AuthService.authenticateNow` uses it for requests answered on the connection's own thread.
-public protocol ImmediateSessionLookup: Sendable {
-    /// What `AuthStorage.sessionWithUser(accessTokenHash:)` answers, found on the caller's thread.
-    func sessionWithUserNow(accessTokenHash: TokenHash) throws(HearthError) -> (SessionRecord, UserRecord?)?
 }

@@ -58,7 +58,8 @@ public func buildApplication(
     let recorder = RequestRecorder(metrics: metrics, level: configuration.requestLogLevel)
     router.add(middleware: RecordingMiddleware(recorder: recorder))
     router.add(middleware: ErrorMiddleware())
-    router.add(middleware: AuthMiddleware(adminKey: adminKey, auth: accounts.auth))
+    let authenticator = Authenticator(adminKey: adminKey, auth: accounts.auth)
+    router.add(middleware: AuthMiddleware(authenticator: authenticator))
 
     router.get("/healthz") { _, _ in jsonResponse(Array("{\"status\":\"ok\"}".utf8)) }
     let api = DocumentAPI(autoIDs: configuration.autoIDs)
@@ -90,17 +91,12 @@ public func buildApplication(
         headers[.contentType] = "text/plain; version=0.0.4"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
     }
-    let listen = ListenEndpoint(feed: feed) { [auth = accounts.auth] token async throws(HearthError) -> ListenEndpoint.Credentials in
-        if adminKey.matches(token) { return ListenEndpoint.Credentials(identity: .admin) }
-        let (identity, sessionID, remaining) = try await auth.authenticateWithLifetime(accessToken: token)
-        return ListenEndpoint.Credentials(identity: identity, session: identity.uid.map { ListenSession(uid: $0, sessionID: sessionID) },
-                                          expires: .now + remaining)
-    }
+    let listen = ListenEndpoint(feed: feed, authenticator: authenticator)
     listen.register(on: router)
 
     let inline = configuration.inlineAnswers
-        ? InlineAnswers(database: database, api: api, adminKey: adminKey, auth: accounts.auth, metrics: metrics,
-                        recorder: recorder, logger: logger, serverName: serverName)
+        ? InlineAnswers(database: database, api: api, authenticator: authenticator, metrics: metrics, recorder: recorder,
+                        logger: logger, serverName: serverName)
         : nil
     let channel = HTTP1WebSocketUpgradeChannel.Configuration(
         // No idle timeout of Hummingbird's: `ConnectionGuard` keeps every timeout, from a connection's first byte.

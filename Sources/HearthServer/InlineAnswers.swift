@@ -17,28 +17,11 @@ import Synchronization
 struct InlineAnswers: Sendable {
     let database: Database
     let api: DocumentAPI
-    let adminKey: AdminKey
-    let auth: AuthService
+    let authenticator: Authenticator
     let metrics: ServerMetrics
     let recorder: RequestRecorder
     let logger: Logger
     let serverName: String
-    /// Whether access tokens can be checked without suspending (the storage is SQLite's); when not, reads
-    /// that carry an `Authorization` header go to the router.
-    let authenticatesImmediately: Bool
-
-    init(database: Database, api: DocumentAPI, adminKey: AdminKey, auth: AuthService, metrics: ServerMetrics,
-         recorder: RequestRecorder, logger: Logger, serverName: String) {
-        self.database = database
-        self.api = api
-        self.adminKey = adminKey
-        self.auth = auth
-        self.metrics = metrics
-        self.recorder = recorder
-        self.logger = logger
-        self.serverName = serverName
-        authenticatesImmediately = auth.authenticatesImmediately
-    }
 
     /// A request this handler answers.
     struct Asked: Sendable {
@@ -105,7 +88,6 @@ struct InlineAnswers: Sendable {
                 needsRouter = true
             }
         }
-        if authorization != nil, !authenticatesImmediately { return nil }
         if kind == .write, needsRouter { return nil }
         if kind.takesBody(head.method) {
             if let contentType, !isJSONContentType(contentType) { return nil }
@@ -175,22 +157,13 @@ struct InlineAnswers: Sendable {
             for: error, method: read.head.method, path: read.head.path ?? "", logger: logger))
     }
 
-    /// The caller, as `AuthMiddleware` decides it.
-    /// `adminHeader` is the last header this connection presented that held the admin key: the same bytes
-    /// again need no new hash (the key does not change while the server runs).
+    /// The caller (`Authenticator`). `adminHeader` is the last header this connection presented that held
+    /// the admin key: the same bytes again need no new hash (the key does not change while the server runs).
     func identity(_ authorization: String?, adminHeader: inout String?) throws(HearthError) -> Identity {
-        guard let header = authorization else { return .unauthenticated }
-        if header == adminHeader { return .admin }
-        switch try Credentials(header, adminKey: adminKey) {
-        case .admin:
-            adminHeader = header
-            return .admin
-        case .accessToken(let token):
-            guard let (identity, _) = try auth.authenticateNow(accessToken: token) else {
-                throw .internal("access tokens cannot be checked on this path")
-            }
-            return identity
-        }
+        if let authorization, authorization == adminHeader { return .admin }
+        let identity = try authenticator.caller(authorization: authorization).identity
+        if identity.isAdmin { adminHeader = authorization }
+        return identity
     }
 }
 

@@ -13,19 +13,8 @@ import ServiceLifecycle
 /// `GET /v1/listen`: the WebSocket protocol (docs/api.md, Live updates) over the change feed. Credentials
 /// come in the upgrade request (`Authorization: Bearer`, or `?token=` for browsers) or as the first message.
 struct ListenEndpoint: Sendable {
-    /// Who a bearer token speaks for: an identity and, for a user's access token, its session and when the
-    /// token stops working.
-    struct Credentials: Sendable {
-        var identity: Identity
-        var session: ListenSession?
-        var expires: ContinuousClock.Instant?
-    }
-
-    /// Resolves a bearer token to the credentials it carries.
-    typealias Authenticator = @Sendable (String) async throws(HearthError) -> Credentials
-
     let feed: ChangeFeed
-    let authenticate: Authenticator
+    let authenticator: Authenticator
     /// The event loops' queues of connections with events to write.
     let drains = LoopDrainRegistry()
 
@@ -36,12 +25,12 @@ struct ListenEndpoint: Sendable {
     /// its reason (`RefusedUpgradeAnswer`): `401` for credentials that do not work, `404` for another path.
     func shouldUpgrade(_ request: HTTPRequest, channel: any Channel) async -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         let uri = URI(request.path ?? "")
-        let credentials: Credentials
+        let credentials: Authenticator.Caller
         do {
             guard request.method == .get, uri.path == Self.path else {
                 throw HearthError.notFound("only \(Self.path) speaks WebSocket (GET with an upgrade)")
             }
-            credentials = try await self.credentials(uri: uri, authorization: request.headerFields[.authorization])
+            credentials = try self.credentials(uri: uri, authorization: request.headerFields[.authorization])
         } catch {
             let refusal = RefusedUpgradeAnswer(error as? HearthError ?? .unauthenticated("the credentials could not be checked"))
             try? await channel.eventLoop.submit { try channel.pipeline.syncOperations.addHandler(refusal) }.get()
@@ -57,22 +46,17 @@ struct ListenEndpoint: Sendable {
         }
     }
 
-    /// The credentials of an upgrade request: none, or a valid token (an invalid one is an error).
-    func credentials(uri: URI, authorization: String?) async throws(HearthError) -> Credentials {
-        if let header = authorization {
-            guard let token = AdminKey.bearerToken(header) else {
-                throw .unauthenticated("the Authorization header must be 'Bearer <token>'")
-            }
-            return try await authenticate(token)
-        }
-        if let token = uri.queryParameters["token"] { return try await authenticate(String(token)) }
-        return Credentials(identity: .unauthenticated)
+    /// The caller of an upgrade request: nobody, or a valid token's (an invalid one is an error), from the
+    /// header or from `?token=`.
+    func credentials(uri: URI, authorization: String?) throws(HearthError) -> Authenticator.Caller {
+        if authorization == nil, let token = uri.queryParameters["token"] { return try authenticator.caller(token: String(token)) }
+        return try authenticator.caller(authorization: authorization)
     }
 
     /// The plain-HTTP route: explains why a request to the listen path was not upgraded.
     func register(on router: Router<HearthRequestContext>) {
         router.get(RouterPath(stringLiteral: Self.path)) { request, _ -> Response in
-            _ = try await credentials(uri: request.uri, authorization: request.headers[.authorization])
+            _ = try credentials(uri: request.uri, authorization: request.headers[.authorization])
             throw HearthError.invalidArgument("\(Self.path) speaks WebSocket: send an upgrade request (Connection: Upgrade, Upgrade: websocket)")
         }
     }
@@ -121,8 +105,8 @@ struct ListenEndpoint: Sendable {
             connection.reply(.pong)
         case .success(.auth(let token)):
             do {
-                let credentials = try await authenticate(token)
-                try connection.authenticate(credentials.identity, session: credentials.session, expires: credentials.expires)
+                let caller = try authenticator.caller(token: token)
+                try connection.authenticate(caller.identity, session: caller.session, expires: caller.expires)
             } catch {
                 connection.reply(.requestError(id: nil, error: error))
             }
@@ -203,5 +187,13 @@ final class SessionClock: @unchecked Sendable {
 
     func deadline(authenticated: Bool, hasTargets: Bool) -> ContinuousClock.Instant? {
         lock.withLock { state.deadline(authenticated: authenticated, hasTargets: hasTargets) }
+    }
+}
+
+extension Authenticator.Caller {
+    /// The session a user's listener belongs to, so that revoking it ends the listener.
+    var session: ListenSession? {
+        guard let uid = identity.uid, let sessionID else { return nil }
+        return ListenSession(uid: uid, sessionID: sessionID)
     }
 }

@@ -9,7 +9,7 @@ import Logging
 ///
 /// Atomicity comes from the single writer: each method's checks and changes run in one job of the
 /// writer's transaction, which nothing else interleaves with.
-public final class SQLiteAuthStorage: AuthStorage, ImmediateSessionLookup {
+public final class SQLiteAuthStorage: AuthStorage {
     /// The store underneath.
     public let store: Store
     let seal: OutboxSeal
@@ -161,11 +161,7 @@ public final class SQLiteAuthStorage: AuthStorage, ImmediateSessionLookup {
         }
     }
 
-    public func sessionWithUser(accessTokenHash: TokenHash) async throws(HearthError) -> (SessionRecord, UserRecord?)? {
-        try sessionWithUserNow(accessTokenHash: accessTokenHash)
-    }
-
-    public func sessionWithUserNow(accessTokenHash: TokenHash) throws(HearthError) -> (SessionRecord, UserRecord?)? {
+    public func sessionWithUser(accessTokenHash: TokenHash) throws(HearthError) -> (SessionRecord, UserRecord?)? {
         try pointReading { c -> (SessionRecord, UserRecord?)? in
             let s = try c.prepare("""
                 SELECT s.id, s.uid, s.access_hash, s.access_issued, s.access_expires, s.refresh_hash, s.refresh_expires,

@@ -1,9 +1,11 @@
+import Foundation
 import HearthAuth
 import HearthCore
 
-/// An in-memory `AuthStorage` for tests. Every method runs inside the actor, which
+/// An in-memory `AuthStorage` for tests. Every method runs under one lock, which
 /// gives the atomicity the protocol asks for.
-public actor MemoryAuthStorage: AuthStorage {
+public final class MemoryAuthStorage: AuthStorage, @unchecked Sendable {
+    private let lock = NSLock()
     private var users: [String: UserRecord] = [:]
     private var uidByEmail: [String: String] = [:]
     private var sessions: [String: SessionRecord] = [:]
@@ -19,6 +21,8 @@ public actor MemoryAuthStorage: AuthStorage {
     // MARK: Users
 
     public func insertUser(_ user: UserRecord) throws(HearthError) {
+        lock.lock()
+        defer { lock.unlock() }
         guard users[user.uid] == nil else { throw .alreadyExists("An account with uid \(user.uid) already exists.") }
         if let email = user.emailNormalized, uidByEmail[email] != nil {
             throw .alreadyExists("The email address is already in use by another account.")
@@ -27,13 +31,21 @@ public actor MemoryAuthStorage: AuthStorage {
         if let email = user.emailNormalized { uidByEmail[email] = user.uid }
     }
 
-    public func user(uid: String) -> UserRecord? { users[uid] }
+    public func user(uid: String) -> UserRecord? {
+        lock.lock()
+        defer { lock.unlock() }
+        return users[uid]
+    }
 
     public func user(emailNormalized: String) -> UserRecord? {
-        uidByEmail[emailNormalized].flatMap { users[$0] }
+        lock.lock()
+        defer { lock.unlock() }
+        return uidByEmail[emailNormalized].flatMap { users[$0] }
     }
 
     public func updateUser(_ user: UserRecord) throws(HearthError) {
+        lock.lock()
+        defer { lock.unlock() }
         guard let old = users[user.uid] else { throw .notFound("No account with uid \(user.uid).") }
         if let email = user.emailNormalized, let owner = uidByEmail[email], owner != user.uid {
             throw .alreadyExists("The email address is already in use by another account.")
@@ -44,6 +56,8 @@ public actor MemoryAuthStorage: AuthStorage {
     }
 
     public func deleteUser(uid: String) -> [String]? {
+        lock.lock()
+        defer { lock.unlock() }
         guard let user = users.removeValue(forKey: uid) else { return nil }
         if let email = user.emailNormalized { uidByEmail[email] = nil }
         var live: [String] = []
@@ -57,6 +71,8 @@ public actor MemoryAuthStorage: AuthStorage {
     }
 
     public func listUsers(after afterUID: String?, limit: Int) -> [UserRecord] {
+        lock.lock()
+        defer { lock.unlock() }
         let sorted = users.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         let start = afterUID.map { after in
             sorted.firstIndex { after.utf8.lexicographicallyPrecedes($0.utf8) } ?? sorted.endIndex
@@ -67,27 +83,48 @@ public actor MemoryAuthStorage: AuthStorage {
     // MARK: Sessions
 
     public func insertSession(_ session: SessionRecord) throws(HearthError) {
+        lock.lock()
+        defer { lock.unlock() }
         guard sessions[session.id] == nil else { throw .alreadyExists("Session \(session.id) already exists.") }
         sessions[session.id] = session
         sessionByAccess[session.accessTokenHash] = session.id
         sessionByRefresh[session.refreshTokenHash] = session.id
     }
 
-    public func session(id: String) -> SessionRecord? { sessions[id] }
+    public func session(id: String) -> SessionRecord? {
+        lock.lock()
+        defer { lock.unlock() }
+        return sessions[id]
+    }
 
     public func session(accessTokenHash: TokenHash) -> SessionRecord? {
-        sessionByAccess[accessTokenHash].flatMap { sessions[$0] }
+        lock.lock()
+        defer { lock.unlock() }
+        return sessionByAccess[accessTokenHash].flatMap { sessions[$0] }
+    }
+
+    public func sessionWithUser(accessTokenHash: TokenHash) -> (SessionRecord, UserRecord?)? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let session = sessionByAccess[accessTokenHash].flatMap({ sessions[$0] }) else { return nil }
+        return (session, users[session.uid])
     }
 
     public func session(refreshTokenHash: TokenHash) -> SessionRecord? {
-        sessionByRefresh[refreshTokenHash].flatMap { sessions[$0] }
+        lock.lock()
+        defer { lock.unlock() }
+        return sessionByRefresh[refreshTokenHash].flatMap { sessions[$0] }
     }
 
     public func session(retiredRefreshHash: TokenHash) -> SessionRecord? {
-        sessionByRetired[retiredRefreshHash].flatMap { sessions[$0] }
+        lock.lock()
+        defer { lock.unlock() }
+        return sessionByRetired[retiredRefreshHash].flatMap { sessions[$0] }
     }
 
     public func rotateSession(id: String, from current: TokenHash, to rotation: SessionRotation) -> SessionRecord? {
+        lock.lock()
+        defer { lock.unlock() }
         guard var session = sessions[id], session.revokedAt == nil, session.refreshTokenHash == current else {
             return nil
         }
@@ -106,6 +143,8 @@ public actor MemoryAuthStorage: AuthStorage {
     }
 
     public func revokeSession(id: String, at time: Timestamp) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
         guard var session = sessions[id], session.revokedAt == nil else { return false }
         session.revokedAt = time
         sessions[id] = session
@@ -113,6 +152,8 @@ public actor MemoryAuthStorage: AuthStorage {
     }
 
     public func revokeSessions(uid: String, except keep: String?, at time: Timestamp) -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
         var revoked: [String] = []
         for (id, var session) in sessions where session.uid == uid && session.revokedAt == nil && id != keep {
             session.revokedAt = time
@@ -123,10 +164,14 @@ public actor MemoryAuthStorage: AuthStorage {
     }
 
     public func sessions(uid: String) -> [SessionRecord] {
-        sessions.values.filter { $0.uid == uid }.sorted { $0.id < $1.id }
+        lock.lock()
+        defer { lock.unlock() }
+        return sessions.values.filter { $0.uid == uid }.sorted { $0.id < $1.id }
     }
 
     public func deleteSessions(endedBefore cutoff: Timestamp) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
         let ended = sessions.values.filter { s in
             s.refreshExpires < cutoff || (s.revokedAt.map { $0 < cutoff } ?? false)
         }
@@ -144,21 +189,29 @@ public actor MemoryAuthStorage: AuthStorage {
     // MARK: One-time tokens
 
     public func replaceOneTimeToken(_ token: OneTimeTokenRecord) {
+        lock.lock()
+        defer { lock.unlock() }
         oneTimeTokens = oneTimeTokens.filter { !($0.value.uid == token.uid && $0.value.purpose == token.purpose) }
         oneTimeTokens[token.tokenHash] = token
     }
 
     public func consumeOneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose) -> OneTimeTokenRecord? {
+        lock.lock()
+        defer { lock.unlock() }
         guard let token = oneTimeTokens[hash], token.purpose == purpose else { return nil }
         oneTimeTokens[hash] = nil
         return token
     }
 
     public func deleteOneTimeTokens(uid: String, purpose: OneTimeTokenRecord.Purpose) {
+        lock.lock()
+        defer { lock.unlock() }
         oneTimeTokens = oneTimeTokens.filter { !($0.value.uid == uid && $0.value.purpose == purpose) }
     }
 
     public func deleteOneTimeTokens(expiredBefore cutoff: Timestamp) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
         let before = oneTimeTokens.count
         oneTimeTokens = oneTimeTokens.filter { $0.value.expiresAt >= cutoff }
         return before - oneTimeTokens.count
@@ -166,9 +219,21 @@ public actor MemoryAuthStorage: AuthStorage {
 
     // MARK: Outbox
 
-    public func enqueueOutbox(_ message: OutboxMessage) { outbox.append(message) }
+    public func enqueueOutbox(_ message: OutboxMessage) {
+        lock.lock()
+        defer { lock.unlock() }
+        outbox.append(message)
+    }
 
-    public func pendingOutbox(limit: Int) -> [OutboxMessage] { Array(outbox.prefix(max(0, limit))) }
+    public func pendingOutbox(limit: Int) -> [OutboxMessage] {
+        lock.lock()
+        defer { lock.unlock() }
+        return Array(outbox.prefix(max(0, limit)))
+    }
 
-    public func deleteOutbox(id: String) { outbox.removeAll { $0.id == id } }
+    public func deleteOutbox(id: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        outbox.removeAll { $0.id == id }
+    }
 }

@@ -31,7 +31,7 @@ import Testing
 
         let session = try await f.service.logIn(email: "alice@example.com", password: "password1")
         try await f.service.deleteUser(uid: "alice")
-        #expect(await caught { try await f.service.authenticate(accessToken: session.token) }?.code == .unauthenticated)
+        #expect(await caught { try f.service.authenticate(accessToken: session.token) }?.code == .unauthenticated)
         #expect(await caught { try await f.service.deleteUser(uid: "alice") }?.code == .notFound)
         var iterator = events.makeAsyncIterator()
         #expect(await iterator.next() == RevocationEvent(uid: "alice", sessionIDs: nil, reason: .accountDeleted))
@@ -41,7 +41,7 @@ import Testing
         let f = Fixture.service()
         let a = try await f.service.signUp(email: "yan@example.com", password: "password1")
         try await f.service.setClaims(uid: a.user.uid, claims: ["admin": .bool(true), "tier": .int(3)])
-        let (identity, _) = try await f.service.authenticate(accessToken: a.token)
+        let (identity, _) = try f.service.authenticate(accessToken: a.token)
         guard case .user(_, let token) = identity else { Issue.record("not a user"); return }
         #expect(token["admin"] == .bool(true) && token["tier"] == .int(3))
         #expect(await caught { try await f.service.setClaims(uid: a.user.uid, claims: ["firebase": .null]) }?.code == .invalidArgument)
@@ -53,7 +53,7 @@ import Testing
         let a = try await f.service.signUp(email: "zed@example.com", password: "password1")
         _ = try await f.service.logIn(email: "zed@example.com", password: "password1")
         #expect(try await f.service.revokeSessions(uid: a.user.uid) == 2)
-        #expect(await caught { try await f.service.authenticate(accessToken: a.token) }?.code == .unauthenticated)
+        #expect(await caught { try f.service.authenticate(accessToken: a.token) }?.code == .unauthenticated)
         #expect(await caught { try await f.service.refresh(refreshToken: a.refreshToken) }?.code == .unauthenticated)
         _ = try await f.service.logIn(email: "zed@example.com", password: "password1")
     }

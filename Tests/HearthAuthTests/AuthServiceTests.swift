@@ -55,7 +55,7 @@ import Testing
         _ = try await f.service.setClaims(uid: signUp.user.uid, claims: ["admin": .bool(true)])
         let login = try await f.service.logIn(email: "CAROL@example.com", password: "password1")
         #expect(login.user.uid == signUp.user.uid)
-        let (identity, sessionID) = try await f.service.authenticate(accessToken: login.token)
+        let (identity, sessionID) = try f.service.authenticate(accessToken: login.token)
         #expect(sessionID == login.sessionID)
         guard case .user(let uid, let token) = identity else { Issue.record("not a user"); return }
         #expect(uid == signUp.user.uid)
@@ -89,7 +89,7 @@ import Testing
         let result = try await f.service.signInAnonymously()
         #expect(result.user.anonymous && result.user.email == nil)
         #expect(result.json["user"]?["email"] == .null)
-        let (identity, _) = try await f.service.authenticate(accessToken: result.token)
+        let (identity, _) = try f.service.authenticate(accessToken: result.token)
         guard case .user(_, let token) = identity else { Issue.record("not a user"); return }
         #expect(token["firebase"]?.mapValue?["sign_in_provider"] == .string("anonymous"))
         #expect(token["firebase"]?.mapValue?["identities"] == .map([:]))
@@ -102,14 +102,14 @@ import Testing
         let f = Fixture.service()
         let result = try await f.service.signUp(email: "erin@example.com", password: "password1")
         f.clock.advance(seconds: 3_599)
-        _ = try await f.service.authenticate(accessToken: result.token)
+        _ = try f.service.authenticate(accessToken: result.token)
         f.clock.advance(seconds: 1)
-        #expect(await caught { try await f.service.authenticate(accessToken: result.token) }
+        #expect(await caught { try f.service.authenticate(accessToken: result.token) }
             == .unauthenticated("The access token has expired; refresh it."))
         #expect(await caught { try await f.service.me(sessionID: result.sessionID) }?.code == .unauthenticated)
         // The refresh token still works and gives a fresh pair.
         let refreshed = try await f.service.refresh(refreshToken: result.refreshToken)
-        _ = try await f.service.authenticate(accessToken: refreshed.token)
+        _ = try f.service.authenticate(accessToken: refreshed.token)
     }
 
     @Test func refreshRotatesAndOldAccessTokensStop() async throws {
@@ -118,10 +118,10 @@ import Testing
         let second = try await f.service.refresh(refreshToken: first.refreshToken)
         #expect(second.sessionID == first.sessionID)
         #expect(second.token != first.token && second.refreshToken != first.refreshToken)
-        #expect(await caught { try await f.service.authenticate(accessToken: first.token) }?.code == .unauthenticated)
-        _ = try await f.service.authenticate(accessToken: second.token)
+        #expect(await caught { try f.service.authenticate(accessToken: first.token) }?.code == .unauthenticated)
+        _ = try f.service.authenticate(accessToken: second.token)
         let third = try await f.service.refresh(refreshToken: second.refreshToken)
-        _ = try await f.service.authenticate(accessToken: third.token)
+        _ = try f.service.authenticate(accessToken: third.token)
     }
 
     @Test func reusedRefreshTokenRevokesTheSession() async throws {
@@ -133,7 +133,7 @@ import Testing
         #expect(reuse?.code == .unauthenticated)
         #expect(reuse?.message.contains("already used") == true)
         // The whole session is gone: the current access and refresh tokens too.
-        #expect(await caught { try await f.service.authenticate(accessToken: second.token) }?.code == .unauthenticated)
+        #expect(await caught { try f.service.authenticate(accessToken: second.token) }?.code == .unauthenticated)
         #expect(await caught { try await f.service.refresh(refreshToken: second.refreshToken) }?.code == .unauthenticated)
         var iterator = events.makeAsyncIterator()
         let event = await iterator.next()
@@ -153,9 +153,9 @@ import Testing
     @Test func malformedAndUnknownTokensAreRefused() async {
         let f = Fixture.service()
         for bad in ["", "Bearer x", "hat_short", Tokens.generate(.refresh), String(repeating: "a", count: 10_000)] {
-            #expect(await caught { try await f.service.authenticate(accessToken: bad) }?.code == .unauthenticated)
+            #expect(await caught { try f.service.authenticate(accessToken: bad) }?.code == .unauthenticated)
         }
-        #expect(await caught { try await f.service.authenticate(accessToken: Tokens.generate(.access)) }?.code == .unauthenticated)
+        #expect(await caught { try f.service.authenticate(accessToken: Tokens.generate(.access)) }?.code == .unauthenticated)
         #expect(await caught { try await f.service.refresh(refreshToken: "hrt_x") }
             == .unauthenticated("The refresh token is malformed."))
         #expect(await caught { try await f.service.refresh(refreshToken: Tokens.generate(.refresh)) }?.code == .unauthenticated)
@@ -168,10 +168,10 @@ import Testing
         let a = try await f.service.signUp(email: "ida@example.com", password: "password1")
         let b = try await f.service.logIn(email: "ida@example.com", password: "password1")
         try await f.service.logOut(sessionID: a.sessionID)
-        #expect(await caught { try await f.service.authenticate(accessToken: a.token) }
+        #expect(await caught { try f.service.authenticate(accessToken: a.token) }
             == .unauthenticated("The session has been revoked; sign in again."))
         #expect(await caught { try await f.service.refresh(refreshToken: a.refreshToken) }?.code == .unauthenticated)
-        _ = try await f.service.authenticate(accessToken: b.token)
+        _ = try f.service.authenticate(accessToken: b.token)
         try await f.service.logOut(sessionID: a.sessionID)  // idempotent
         var iterator = events.makeAsyncIterator()
         #expect(await iterator.next() == RevocationEvent(uid: a.user.uid, sessionIDs: [a.sessionID], reason: .loggedOut))
@@ -184,7 +184,7 @@ import Testing
         let b = try await f.service.logIn(email: "jo@example.com", password: "password1")
         #expect(try await f.service.me(sessionID: a.sessionID).uid == a.user.uid)
         try await f.service.deleteAccount(sessionID: a.sessionID)
-        #expect(await caught { try await f.service.authenticate(accessToken: b.token) }?.code == .unauthenticated)
+        #expect(await caught { try f.service.authenticate(accessToken: b.token) }?.code == .unauthenticated)
         #expect(await f.storage.user(uid: a.user.uid) == nil)
         // The email is free again.
         _ = try await f.service.signUp(email: "jo@example.com", password: "password2")
@@ -204,8 +204,8 @@ import Testing
             try await f.service.changePassword(sessionID: a.sessionID, currentPassword: "password1", newPassword: "short")
         } == .invalidArgument("newPassword must be at least 8 characters"))
         _ = try await f.service.changePassword(sessionID: a.sessionID, currentPassword: "password1", newPassword: "password2")
-        _ = try await f.service.authenticate(accessToken: a.token)
-        #expect(await caught { try await f.service.authenticate(accessToken: b.token) }?.code == .unauthenticated)
+        _ = try f.service.authenticate(accessToken: a.token)
+        #expect(await caught { try f.service.authenticate(accessToken: b.token) }?.code == .unauthenticated)
         #expect(await caught { try await f.service.logIn(email: "kim@example.com", password: "password1") }?.code == .unauthenticated)
         _ = try await f.service.logIn(email: "kim@example.com", password: "password2")
         var iterator = events.makeAsyncIterator()
@@ -271,7 +271,7 @@ import Testing
         let f = Fixture.service()
         let a = try await f.service.signUp(email: "ned@example.com", password: "password1")
         try await f.service.setDisabled(uid: a.user.uid, true)
-        #expect(await caught { try await f.service.authenticate(accessToken: a.token) }?.code == .unauthenticated)
+        #expect(await caught { try f.service.authenticate(accessToken: a.token) }?.code == .unauthenticated)
         #expect(await caught { try await f.service.logIn(email: "ned@example.com", password: "password1") }?.code == .permissionDenied)
         // A wrong password still reads as a wrong password.
         #expect(await caught { try await f.service.logIn(email: "ned@example.com", password: "password2") }?.code == .unauthenticated)
@@ -288,8 +288,8 @@ import Testing
             await caught { try await f.service.logIn(email: "oz@example.com", password: secret + "x") },
             await caught { try await f.service.signUp(email: "oz@example.com", password: secret) },
             await caught { try await f.service.refresh(refreshToken: a.token) },
-            await caught { try await f.service.authenticate(accessToken: a.refreshToken) },
-            await caught { try await f.service.authenticate(accessToken: a.token + "x") },
+            await caught { try f.service.authenticate(accessToken: a.refreshToken) },
+            await caught { try f.service.authenticate(accessToken: a.token + "x") },
             await caught { try await f.service.confirmPasswordReset(token: a.token, newPassword: secret) },
         ] { messages.append(try #require(error).description) }
         for message in messages {

@@ -16,7 +16,7 @@ import Testing
         #expect(await caught { try await f.service.confirmPasswordReset(token: mail.token, newPassword: "short") }?.code
             == .invalidArgument)
         try await f.service.confirmPasswordReset(token: mail.token, newPassword: "new-password")
-        #expect(await caught { try await f.service.authenticate(accessToken: a.token) }?.code == .unauthenticated)
+        #expect(await caught { try f.service.authenticate(accessToken: a.token) }?.code == .unauthenticated)
         _ = try await f.service.logIn(email: "quinn@example.com", password: "new-password")
         let again = await caught { try await f.service.confirmPasswordReset(token: mail.token, newPassword: "other-password") }
         #expect(again == .invalidArgument("token: the password-reset link is invalid or has already been used."))
@@ -86,7 +86,7 @@ import Testing
             == .invalidArgument)
         let user = try await f.service.confirmEmailVerification(token: mail.token)
         #expect(user.emailVerified)
-        let (identity, _) = try await f.service.authenticate(accessToken: a.token)
+        let (identity, _) = try f.service.authenticate(accessToken: a.token)
         guard case .user(_, let token) = identity else { Issue.record("not a user"); return }
         #expect(token["email_verified"] == .bool(true))
         #expect(await caught { try await f.service.confirmEmailVerification(token: mail.token) }?.code == .invalidArgument)

@@ -219,7 +219,7 @@ import Testing
             let s = try await client.signedUp("ann@example.com", Self.password)
             let claims = try await client.put("/v1/admin/users/\(s.uid)/claims", #"{"claims": {"role": "editor"}}"#)
             #expect(claims.status == 200, "\(claims.text)")
-            let (identity, _) = try await server.services.auth.authenticate(accessToken: s.token)
+            let (identity, _) = try server.services.auth.authenticate(accessToken: s.token)
             guard case .user(let uid, let token) = identity else {
                 Issue.record("not a user identity: \(identity)")
                 return
@@ -231,7 +231,7 @@ import Testing
             #expect(Self.provider(token) == "password")
 
             let anonymous = try #require(SignedIn(try await client.post("/v1/auth/anonymous", as: .nobody)))
-            let (other, _) = try await server.services.auth.authenticate(accessToken: anonymous.token)
+            let (other, _) = try server.services.auth.authenticate(accessToken: anonymous.token)
             guard case .user(_, let anonymousToken) = other else {
                 Issue.record("not a user identity")
                 return
