@@ -20,17 +20,17 @@ public struct HearthServices: Sendable {
     public let metrics: ServerMetrics
     /// Accounts and sessions.
     public let auth: AuthService
-    /// Live updates. Runs as a service of its own after `app` in the caller's group, so that on graceful
-    /// shutdown it closes listeners (with 1001) before the HTTP server stops.
+    /// Live updates.
     public let feed: ChangeFeed
 }
 
-/// Builds the Hearth application: storage, engine, routes and middleware. `hearth serve` and the tests both
-/// call this; nothing else assembles a server. `onServerRunning` receives the bound port.
+/// Builds the Hearth server: storage, engine, routes and middleware, and the services that run them, as one
+/// service to run (in a `ServiceGroup`, which stops it gracefully). `hearth serve` and the tests both call
+/// this and run what it returns; nothing else assembles a server. `onServerRunning` receives the bound port.
 public func buildApplication(
     configuration: ServerConfiguration,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) async throws -> (some ApplicationProtocol, HearthServices) {
+) async throws -> (server: some Service, services: HearthServices) {
     var logger = Logger(label: "hearth") { label in
         configuration.logHandlerFactory?(label) ?? HearthLogHandler(label: label)
     }
@@ -121,8 +121,11 @@ public func buildApplication(
     if let rulesReloader { app.addServices(rulesReloader) }
     // After the store's service: shutdown runs in reverse, so these stop before the store closes.
     app.addServices(accounts.services)
-    return (app, HearthServices(database: database, adminKey: adminKey, metrics: metrics, auth: accounts.auth,
-                                feed: feed))
+    // The feed after the application: a group stops its services in reverse, so listeners are closed (with
+    // 1001) before the HTTP server stops.
+    let server = ServiceGroup(configuration: .init(services: [app, feed], logger: logger))
+    return (server, HearthServices(database: database, adminKey: adminKey, metrics: metrics, auth: accounts.auth,
+                                   feed: feed))
 }
 
 /// The composite indexes and single-field overrides of an index file; every mistake names the file and its

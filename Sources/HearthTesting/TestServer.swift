@@ -30,8 +30,8 @@ public final class TestServer: Sendable {
         configuration.adminKey = "hak_test_" + makeAutoID() + makeAutoID()
         configure(&configuration)
         let ready = PortBox()
-        let (app, services) = try await buildApplication(configuration: configuration) { port in ready.set(port) }
-        let group = ServiceGroup(configuration: .init(services: [app, services.feed], logger: Logger(label: "hearth.test")))
+        let (server, services) = try await buildApplication(configuration: configuration) { port in ready.set(port) }
+        let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "hearth.test")))
         let task = Task { try await group.run() }
         let port = try await ready.wait()
         return TestServer(port: port, adminKey: configuration.adminKey!, dataDirectory: configuration.dataDirectory,

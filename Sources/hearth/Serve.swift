@@ -83,14 +83,14 @@ struct Serve: AsyncParsableCommand {
         let (host, folder) = (configuration.host, configuration.dataDirectory)
         // A rules file that does not compile throws `RulesStartupError`, which the command line prints (every
         // diagnostic with its caret) before exiting with a failure status.
-        let (app, services) = try await buildApplication(configuration: configuration) { port in
+        let (server, services) = try await buildApplication(configuration: configuration) { port in
             print("hearth listening on http://\(host):\(port) (data in \(folder))")
             if let banner = startup.banner { print(banner) }
             fflush(nil)  // scripts and tests wait for this line on a pipe
         }
         try await startup.load(into: services)
         let group = ServiceGroup(configuration: .init(
-            services: [app, services.feed], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "hearth")))
+            services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "hearth")))
         try await group.run()
     }
 
