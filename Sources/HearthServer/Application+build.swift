@@ -9,6 +9,8 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Prometheus
+import HearthRules
 
 /// The parts of a running Hearth server that callers (the CLI, the tests) may need.
 public struct HearthServices: Sendable {

@@ -1,6 +1,7 @@
 import HearthCore
 import NIOCore
 import NIOHTTP1
+import HTTPTypes
 
 /// Holds an HTTP/1 connection to its timeouts (`ConnectionConfiguration`), answers what the request decoder
 /// refuses, and frames answers to HTTP/1.0 requests as HTTP/1.0.

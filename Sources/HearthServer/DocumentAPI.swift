@@ -3,6 +3,7 @@ import HearthEngine
 import HearthStore
 import Hummingbird
 import HummingbirdCore
+import Foundation
 
 /// The document API over HTTP (docs/api.md): how a request becomes a `DatabaseOperation`, and an `Outcome` its
 /// answer. Both ways in use it, the router's routes and the event loop's `InlineAnswerHandler`, so they

@@ -10,6 +10,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import Synchronization
+import Prometheus
 
 /// What `InlineAnswerHandler` needs from the server; one value shared by every connection. It decides which
 /// requests are answered on the event loop; what they mean, and their answers, are `DocumentAPI`'s and the

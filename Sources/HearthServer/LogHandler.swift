@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Dispatch
 
 /// Hearth's log lines: `time level label: message key=value ...` on standard output.
 ///

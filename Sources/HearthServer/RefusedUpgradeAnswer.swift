@@ -1,6 +1,7 @@
 import HearthCore
 import NIOCore
 import NIOHTTP1
+import HTTPTypes
 
 /// Gives a refused WebSocket upgrade the error that refused it (`401 unauthenticated` for a bad token), in the
 /// one JSON error shape, instead of the empty `400` the WebSocket channel writes for every refusal. It is

@@ -1,4 +1,6 @@
 import HearthCore
+import HearthEngine
+import Foundation
 
 extension Harness {
     /// Logs a fixture user in over HTTP (`POST /v1/auth/login` with the fixture's email and password) and

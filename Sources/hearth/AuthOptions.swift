@@ -1,5 +1,7 @@
 import ArgumentParser
 import HearthServer
+import HearthCore
+import HearthAuth
 
 /// The account settings of `hearth serve`: flags, then `HEARTH_*` variables, then the config file.
 struct AuthOptions: ParsableArguments {

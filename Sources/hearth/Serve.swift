@@ -5,6 +5,7 @@ import HearthServer
 import Logging
 import ServiceLifecycle
 import HearthStore
+import UnixSignals
 
 /// `hearth serve`: runs the server until SIGTERM or SIGINT, then shuts down gracefully.
 struct Serve: AsyncParsableCommand {

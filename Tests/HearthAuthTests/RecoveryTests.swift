@@ -1,6 +1,7 @@
 import HearthCore
 import Testing
 @testable import HearthAuth
+import HearthTesting
 
 @Suite struct RecoveryTests {
     @Test func passwordResetIsSingleUseAndRevokesSessions() async throws {

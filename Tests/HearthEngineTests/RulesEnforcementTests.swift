@@ -5,6 +5,7 @@ import HearthRules
 import HearthStore
 import HearthTesting
 import Testing
+import Logging
 
 /// Rules enforced by the engine on every operation, for signed-in users, guests and the admin.
 @Suite struct RulesEnforcementTests {

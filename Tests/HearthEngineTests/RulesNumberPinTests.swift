@@ -2,6 +2,7 @@ import HearthCore
 import HearthEngine
 import HearthTesting
 import Testing
+import HearthStore
 
 /// A query's `==` matches `5` and `5.0` alike, while the rules tell them apart (`is int`): a `list` is
 /// decided for every form a pinned number may take in a document, so a query never returns a document its

@@ -2,6 +2,7 @@ import HearthCore
 import HearthServer
 import HearthTesting
 import Testing
+import HTTPTypes
 
 /// Bad input to the account endpoints: the documented status and code, a message naming what was wrong,
 /// and no change to the stored accounts. One server holds one account (ann, signed in); every row of the

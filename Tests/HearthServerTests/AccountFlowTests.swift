@@ -2,6 +2,7 @@ import HearthCore
 import HearthServer
 import HearthTesting
 import Testing
+import HearthAuth
 
 /// The account flows (docs/api.md, Accounts) over real HTTP: sign-up, login, refresh rotation and reuse,
 /// logout, expiry, password change and reset, email verification, anonymous accounts and account deletion.

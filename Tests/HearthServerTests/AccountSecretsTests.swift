@@ -3,6 +3,8 @@ import HearthCore
 import HearthServer
 import HearthTesting
 import Testing
+import Logging
+import HearthAuth
 
 /// Secrets stay secret: no password or token in the logs of a whole account session, none in clear in the
 /// database file, and passwords stored as Argon2id PHC strings with the configured parameters.

@@ -2,6 +2,7 @@ import HearthCore
 import HearthServer
 import HearthTesting
 import Testing
+import HearthAuth
 
 /// The accounts' background work and client-address handling: the session sweeper, and throttling by
 /// connection address or, when configured, by `X-Forwarded-For`.

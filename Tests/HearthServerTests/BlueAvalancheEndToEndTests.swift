@@ -1,6 +1,7 @@
 import HearthCore
 import HearthTesting
 import Testing
+import HTTPTypes
 
 /// Blue Avalanche over real HTTP, as docs/apps/blue-avalanche.md maps its stories: accounts and settings,
 /// connected accounts whose tokens only their owner reads, scheduled posts to connected networks only, the

@@ -1,6 +1,7 @@
 import HearthCore
 import HearthTesting
 import Testing
+import HTTPTypes
 
 /// Atomic commits, preconditions and optimistic transactions over HTTP.
 @Suite struct CommitTests {

@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthTesting
 import Testing
+import HearthServer
 
 /// Composite indexes end to end: `hearth serve --indexes FILE` refuses a broken file, and queries answer
 /// the same with the index as without it, including after the index is added to a database with data.

@@ -1,6 +1,7 @@
 import HearthCore
 import HearthTesting
 import Testing
+import HearthServer
 
 /// A query cursor that names a document reads that document only if the caller may `get` it: otherwise the
 /// query is denied, the same whether the document exists or not. In ComeOver a user may list his own events

@@ -1,6 +1,8 @@
 import HearthCore
 import HearthTesting
 import Testing
+import HearthServer
+import Foundation
 
 /// A document the caller may not read gives the same answer whether it exists or not, on every way in: the
 /// status, the body and a listener's error frame are the same, so that denials cannot be used to learn what

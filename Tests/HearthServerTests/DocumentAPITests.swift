@@ -1,6 +1,8 @@
 import HearthCore
 import HearthTesting
 import Testing
+import HTTPTypes
+import Foundation
 
 /// The document API over real HTTP on loopback.
 @Suite struct DocumentAPITests {

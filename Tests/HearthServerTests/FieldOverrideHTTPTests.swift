@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthTesting
 import Testing
+import HearthServer
 
 /// Single-field overrides end to end: `hearth serve --indexes FILE` with `fieldOverrides` exempting a field,
 /// queries and aggregations that need it refused with `failed-precondition`, the others answered, and a

@@ -4,6 +4,7 @@ import HearthServer
 import HearthTesting
 import HTTPTypes
 import Testing
+import Logging
 
 /// Queries that read few index rows are answered on the connection's event loop (`InlineAnswerHandler`);
 /// every other `POST /v1/query` (transactions, long queries, errors) is handed to the router. These tests

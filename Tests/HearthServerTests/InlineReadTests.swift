@@ -4,6 +4,7 @@ import HearthServer
 import HearthTesting
 import HTTPTypes
 import Testing
+import Logging
 
 /// Plain document reads are answered on the connection's event loop (`InlineAnswerHandler`), ahead of the
 /// router. These tests hold that path to the router's answers, byte for byte, and to HTTP's ordering rules.

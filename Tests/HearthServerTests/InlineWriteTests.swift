@@ -4,6 +4,9 @@ import HearthServer
 import HearthTesting
 import HTTPTypes
 import Testing
+import Logging
+import HearthStore
+import HearthEngine
 
 /// Plain single-document writes (`POST /v1/docs/{collection}`, `PUT` and `PATCH /v1/docs/{document}`, no
 /// query string, no precondition header) are handed from the connection's event loop to the writer thread and

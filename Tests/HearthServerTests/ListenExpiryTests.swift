@@ -3,6 +3,7 @@ import HearthCore
 import HearthServer
 import HearthTesting
 import Testing
+import HearthAuth
 
 /// A listener acts with the access token it connected (or authenticated) with, and that token expires: as in
 /// Firestore, whose listen streams end with `unauthenticated` when their token does, the connection then ends

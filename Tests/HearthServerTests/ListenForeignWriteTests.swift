@@ -3,6 +3,7 @@ import HearthCore
 import HearthStore
 import HearthTesting
 import Testing
+import HearthServer
 
 /// A listener sees the changes another process makes to the server's data folder (as `hearth fixtures
 /// load` does while the server runs), in order with the server's own writes.

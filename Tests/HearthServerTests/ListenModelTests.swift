@@ -2,6 +2,8 @@ import Foundation
 import HearthCore
 import HearthTesting
 import Testing
+import HearthStore
+import HearthServer
 
 /// The model test of live updates: seeded random writes (creates, updates that move documents in and out
 /// of filters and limit windows, deletes) while listeners with random queries are open. After every

@@ -2,6 +2,8 @@ import HearthCore
 import HearthTesting
 import Synchronization
 import Testing
+import HearthServer
+import HearthEngine
 
 /// The listen protocol (docs/api.md, Live updates) over a real WebSocket on loopback: every message, every error frame,
 /// credentials in each place, limits, resume and shutdown.

@@ -2,6 +2,9 @@ import Foundation
 import HearthCore
 import HearthTesting
 import Testing
+import HearthStore
+import HearthServer
+import HearthEngine
 
 /// A listener's first result comes from the field index, as `POST /v1/query` does, and resuming a query
 /// with a limit finds the documents that newer ones pushed out of its window since the token.

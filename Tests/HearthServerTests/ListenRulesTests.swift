@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthTesting
 import Testing
+import HearthServer
 
 /// Live updates under security rules and accounts, end to end: a user's token opens the connection, rules
 /// decide each target when added and each change of a document target, and logging out ends the listeners.

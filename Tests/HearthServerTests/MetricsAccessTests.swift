@@ -1,5 +1,6 @@
 import HearthTesting
 import Testing
+import HearthServer
 
 /// `/metrics` is open unless a metrics key is configured; then it takes that key or the admin key, and
 /// nothing else (a user's token included).

@@ -1,6 +1,7 @@
 import HearthCore
 import HearthTesting
 import Testing
+import HTTPTypes
 
 /// `POST /v1/query` and `POST /v1/aggregate` over real HTTP: every operator, cursor, limit, projection,
 /// collection groups, aggregations, transactions, and each invalid-query error.

@@ -4,6 +4,7 @@ import HearthEngine
 import HearthTesting
 import HTTPTypes
 import Testing
+import HearthServer
 
 /// Security rules guard every endpoint of the HTTP API. Callers here are the admin and unauthenticated
 /// clients; a case names its caller, so signed-in users' tokens slot into the same table.

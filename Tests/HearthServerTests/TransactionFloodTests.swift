@@ -2,6 +2,7 @@ import HearthCore
 import HearthEngine
 import HearthTesting
 import Testing
+import HearthServer
 
 /// Anyone may begin a transaction, so nobody may take them all: a flood of begins from one address without
 /// credentials fills that address's share and no more, and every other caller still begins.

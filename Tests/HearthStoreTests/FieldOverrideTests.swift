@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 @testable import HearthStore
 import Testing
+import HearthTesting
 
 /// Single-field overrides (`fieldOverrides` of Firestore's index file): parsing, the entries writes keep,
 /// rebuilding the entries when the overrides change, refusing queries that need exempted entries, and the

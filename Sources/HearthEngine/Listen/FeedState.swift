@@ -1,5 +1,7 @@
 import HearthCore
 import HearthStore
+import Synchronization
+import HearthAuth
 
 /// The feed's bookkeeping, touched only by `ChangeFeed.run`'s loop: views, their listeners, and the indexes
 /// that find the views a change may concern.
