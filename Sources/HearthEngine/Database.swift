@@ -103,7 +103,7 @@ public final class Database: Sendable {
         var results: [WriteResult] = []
         results.reserveCapacity(writes.count)
         let budget = CommitBudget()
-        for write in writes {
+        for (k, write) in writes.enumerated() {
             let existing: Document?
             if let cached = state[write.path] {
                 existing = cached?.0
@@ -113,7 +113,13 @@ public final class Database: Sendable {
                 }
                 if original[write.path] == nil { original[write.path] = .some(existing?.fields) }
             }
-            let (outcome, transformResults) = try write.apply(to: existing, commitTime: commitTime, budget: budget)
+            let (outcome, transformResults): (WriteOutcome, [Value])
+            do {
+                (outcome, transformResults) = try write.apply(to: existing, commitTime: commitTime, budget: budget)
+            } catch {
+                // In a commit of several writes, the error says which one failed, as its validation errors do.
+                throw writes.count > 1 ? HearthError(error.code, "writes[\(k)]: \(error.message)") : error
+            }
             switch outcome {
             case .unchanged(let doc):
                 results.append(WriteResult(updateTime: doc?.updateTime, transformResults: transformResults,

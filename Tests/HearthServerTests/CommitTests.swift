@@ -78,6 +78,25 @@ import HTTPTypes
         }
     }
 
+    /// An error found while a commit of several writes runs names the write, as its validation errors do.
+    @Test func commitErrorsNameTheWrite() async throws {
+        try await TestServer.with { _, client in
+            _ = try await client.put("/v1/docs/accounts/b", #"{"v": 1}"#)
+            let rows: [(String, Int, String)] = [
+                (#"{"create": "accounts/b", "data": {}}"#, 409, "writes[1]: document accounts/b already exists"),
+                (#"{"update": "accounts/missing", "data": {"v": 2}}"#, 404, "writes[1]: no document to update at accounts/missing"),
+                (#"{"delete": "accounts/missing", "precondition": {"exists": true}}"#, 404, "writes[1]: "),
+                (#"{"verify": "accounts/b", "precondition": {"updateTime": "2020-01-01T00:00:00Z"}}"#, 412, "writes[1]: document accounts/b was updated"),
+            ]
+            for (write, status, message) in rows {
+                let r = try await client.post("/v1/commit", #"{"writes": [{"set": "accounts/a", "data": {"v": 1}}, \#(write)]}"#)
+                #expect(r.status == status, "\(write): \(r.status) \(r.text)")
+                #expect(r.errorMessage?.hasPrefix(message) == true, "\(write): \(r.text)")
+            }
+            #expect(try await client.get("/v1/docs/accounts/a").status == 404)
+        }
+    }
+
     /// Many writes to one large document would make the writer redo the whole document each time: a commit
     /// whose writes leave more than `maxCommitWrittenBytes` of documents is refused, whoever sends it, and
     /// writes nothing. Array transforms cost what their arrays hold, not the product of their lengths.
