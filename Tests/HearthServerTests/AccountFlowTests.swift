@@ -197,6 +197,22 @@ import HearthAuth
         }
     }
 
+    /// Verification messages: a few may be asked for back to back, then asking again too soon is 429 (with
+    /// Retry-After), and nothing more is queued meanwhile.
+    @Test func verificationMessagesAreThrottled() async throws {
+        try await withServer { server, client, _ in
+            let s = try await client.signedUp("vic@example.com", Self.password)
+            var statuses: [Int] = []
+            for _ in 0..<5 { statuses.append(try await client.post("/v1/auth/verify-email", as: .token(s.token)).status) }
+            #expect(statuses == [202, 202, 202, 202, 429], "\(statuses)")
+            let refused = try await client.post("/v1/auth/verify-email", as: .token(s.token))
+            #expect(refused.errorCode == "resource-exhausted" && refused.header("Retry-After") != nil)
+            _ = try await server.waitForOutboxToken(to: "vic@example.com", purpose: "email-verification", after: 3)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(server.outboxMessages().filter { $0["to"]?.stringValue == "vic@example.com" }.count == 4)
+        }
+    }
+
     @Test func anonymousSignInAndAccountDeletion() async throws {
         try await withServer { _, client, _ in
             let anonymous = try await client.post("/v1/auth/anonymous", as: .nobody)
