@@ -10,7 +10,7 @@ Growth that keeps its slope round after round is memory retained per session; gr
 allocator keeping pages it has freed (--heap tells them apart: the allocator's bytes in use, through gdb).
 
     python3 bench/listen_churn.py [--binary .build/release/hearth] [--rounds 3] [--sessions 800]
-                                  [--batch 100] [--modes bare,query,drop] [--heap]
+                                  [--batch 100] [--modes bare,query,drop] [--idle 60] [--heap]
 
 Python standard library only: the WebSocket client is a raw socket (an HTTP upgrade with Sec-WebSocket-Key,
 masked text frames). Bounded: every socket read has a timeout, and the server is stopped at the end.
@@ -190,6 +190,9 @@ def main():
     ap.add_argument("--modes", default="bare,query,drop",
                     help="comma-separated, each --rounds rounds: bare (no target), query (a query of its own), "
                          "drop (as query, but the socket is closed without a close handshake)")
+    ap.add_argument("--idle", type=float, default=60,
+                    help="seconds to leave the server idle after the last round before measuring once more: what a "
+                         "closed session leaves only until a timer of its fires is given back by then")
     ap.add_argument("--heap", action="store_true",
                     help="also print the allocator's bytes in use (glibc malloc_stats through gdb; needs gdb and ptrace)")
     args = ap.parse_args()
@@ -234,6 +237,11 @@ def main():
             after = rss_kib(server.pid)
             print(f"{mode}: {after - before:+d} KiB over {args.rounds} rounds "
                   f"({(after - before) * 1024 / (args.rounds * args.sessions):+.0f} B/session)", flush=True)
+        if args.idle > 0:
+            time.sleep(args.idle)
+            rss = rss_kib(server.pid)
+            heap = f", heap in use {heap_in_use(server.pid, errors) // 1024} KiB" if args.heap else ""
+            print(f"after {args.idle:g} s idle: RSS {rss} KiB ({rss - start:+d} KiB since the start){heap}", flush=True)
     finally:
         server.send_signal(signal.SIGTERM)
         try:
