@@ -196,6 +196,8 @@ def main():
     ap.add_argument("--heap", action="store_true",
                     help="also print the allocator's bytes in use (glibc malloc_stats through gdb; needs gdb and ptrace)")
     args = ap.parse_args()
+    if args.heap and shutil.which("gdb") is None:
+        raise SystemExit("--heap needs gdb (apt-get install gdb)")
     binary = args.binary or next((p for p in [os.path.join(ROOT, ".build", c, "hearth") for c in ("release", "debug")]
                                   if os.path.exists(p)), None)
     if binary is None:

@@ -3,8 +3,8 @@ import NIOCore
 
 extension EventLoop {
     /// Waits until `deadline`, or until the task is cancelled, on one of this loop's timers. A wait cancelled
-    /// early gives its memory back at once, where a cancelled `Task.sleep` keeps about 750 bytes until its
-    /// deadline (swiftlang/swift#60441): every listen connection that ends cancels its deadline watcher's wait.
+    /// early gives its memory back at once, where a cancelled `Task.sleep` keeps its memory until its deadline
+    /// (swiftlang/swift#60441): every listen connection that ends cancels its deadline watcher's wait.
     func wait(until deadline: ContinuousClock.Instant) async {
         let wait = LoopWait()
         await withTaskCancellationHandler {
