@@ -70,7 +70,7 @@ struct ListenEndpoint: Sendable {
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await closeWhenDone(writer, outbound) }
-                group.addTask { await watchDeadlines(connection, session) }
+                group.addTask { await watchDeadlines(connection, session, on: writer.eventLoop) }
                 do {
                     for try await message in inbound.messages(maxSize: configuration.maxMessageBytes) {
                         guard case .text(let text) = message else {
@@ -145,8 +145,9 @@ struct ListenEndpoint: Sendable {
     }
 
     /// Closes a connection that stays without credentials or without targets past its deadline, or whose
-    /// access token expires before the client sends a fresh one.
-    func watchDeadlines(_ connection: ListenConnection, _ session: SessionClock) async {
+    /// access token expires before the client sends a fresh one. Its waits are timers of the connection's
+    /// event loop (`EventLoop.wait`), which give their memory back as soon as the connection ends.
+    func watchDeadlines(_ connection: ListenConnection, _ session: SessionClock, on eventLoop: any EventLoop) async {
         while !Task.isCancelled {
             let authenticated = connection.identity != .unauthenticated
             let expires = connection.credentialsExpire
@@ -164,11 +165,11 @@ struct ListenEndpoint: Sendable {
                         : .unauthenticated("no credentials within \(feed.configuration.authTimeout)"), closeCode: authenticated ? 1000 : 1008)
                     return
                 }
-                try? await Task.sleep(until: min(deadline, expiry, .now + .seconds(1)))
+                await eventLoop.wait(until: min(deadline, expiry, .now + .seconds(1)))
             } else {
                 // A connection with targets has no deadline; look again now and then (cheap for many connections),
                 // and when its token expires.
-                try? await Task.sleep(until: min(expiry, .now + max(.seconds(1), feed.configuration.idleTimeout / 2)))
+                await eventLoop.wait(until: min(expiry, .now + max(.seconds(1), feed.configuration.idleTimeout / 2)))
             }
         }
     }

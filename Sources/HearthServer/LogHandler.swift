@@ -1,6 +1,10 @@
 import Foundation
 import Logging
-import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Hearth's log lines: `time level label: message key=value ...` on standard output.
 ///
@@ -34,12 +38,11 @@ public struct HearthLogHandler: LogHandler {
     }
 
     static func timestamp() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
+        let now = Date().timeIntervalSince1970
+        var seconds = time_t(now.rounded(.down))
         var parts = tm()
-        var seconds = now.tv_sec
         gmtime_r(&seconds, &parts)
         return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                      parts.tm_hour, parts.tm_min, parts.tm_sec, Int(now.tv_nsec / 1_000_000))
+                      parts.tm_hour, parts.tm_min, parts.tm_sec, Int((now - now.rounded(.down)) * 1_000))
     }
 }

@@ -5,6 +5,7 @@ import HearthEngine
 import HearthStore
 import HearthTesting
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 /// The change feed without sockets: rules at add time and on each change, revocation, and the bounded queue
@@ -365,6 +366,105 @@ import Testing
             // The feed drops the view; commits meanwhile are only kept.
             try await h.set("elsewhere/x", #"{"round": \#(round)}"#)
         }
+        await h.stop()
+    }
+
+    /// What the protocol layer's channel writer is to a connection: woken by `onEventsReady`, it takes the
+    /// events queued, and it holds the connection (so the wake-up call the connection keeps holds both).
+    final class Consumer: Sendable {
+        let connection: ListenConnection
+        private let state = Mutex<(events: Int, token: String?)>((0, nil))
+
+        init(_ connection: ListenConnection) { self.connection = connection }
+
+        var events: Int { state.withLock { $0.events } }
+        var token: String? { state.withLock { $0.token } }
+
+        func wake() {
+            while true {
+                let taken = connection.takeReady().events
+                if taken.isEmpty { return }
+                state.withLock { state in
+                    state.events += taken.count
+                    for case .snapshot(let snapshot) in taken { state.token = snapshot.resumeToken }
+                }
+            }
+        }
+    }
+
+    /// Every kind of connection, once ended, leaves nothing in the feed: no entry, target, view, shared view
+    /// or index key, no connection object (held by its writer's wake-up call), and no finished load in the
+    /// loop's task group.
+    @Test func endedConnectionsLeaveNothingBehind() async throws {
+        let h = try Harness()
+        for k in 0..<5 { try await h.set("rooms/r\(k)", #"{"n": \#(k)}"#) }
+        let shared = try Query(jsonText: #"{"from": "rooms", "orderBy": [["n", "asc"]]}"#)
+        let group = try Query(jsonText: #"{"from": {"collectionGroup": "rooms"}, "where": [["n", ">=", 2]]}"#)
+        var consumers: [Consumer] = []
+        var token: String?
+        for k in 0..<420 {
+            let connection = h.feed.connect(identity: .admin)
+            let consumer = Consumer(connection)
+            // Ended by the server before its writer is woken the first time (revoked or expired at once).
+            if k % 7 == 6 { connection.terminate(.unauthenticated("the session was revoked"), closeCode: 1008) }
+            connection.onEventsReady { consumer.wake() }
+            switch k % 7 {
+            case 1:  // a query of its own: a view and a load for it alone
+                let own = try Query(jsonText: #"{"from": "rooms", "where": [["n", ">=", \#(-k)]], "limit": 3}"#)
+                try connection.listen(id: "q", target: .query(own), resumeToken: nil)
+            case 2: try connection.listen(id: "q", target: .query(shared), resumeToken: nil)
+            case 3:  // a document of its own, and a target added and removed
+                try connection.listen(id: "d", target: .document(try DocumentPath("rooms/x\(k)")), resumeToken: nil)
+                try connection.listen(id: "gone", target: .query(group), resumeToken: nil)
+                try connection.unlisten(id: "gone")
+            case 4: try connection.listen(id: "g", target: .query(group), resumeToken: nil)
+            case 5:  // resumed: a private view
+                if let token { try connection.listen(id: "r", target: .query(shared), resumeToken: token) }
+            default: break
+            }
+            consumers.append(consumer)
+            token = token ?? consumers.lazy.compactMap(\.token).first
+            if k % 70 == 69 { try await h.set("rooms/r\(k % 5)", #"{"n": \#(k % 5), "round": \#(k)}"#) }
+        }
+        // Every target's first snapshot is out before the connections close, so each view went live.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while consumers.contains(where: { $0.connection.targetCount > 0 && $0.events == 0 }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let open = await h.feed.census()
+        #expect(open.connections == 420 && open.connectionObjects == 420, "\(open)")
+        for consumer in consumers { consumer.connection.close() }
+        consumers.removeAll()
+        let census = await h.feed.settledCensus()
+        #expect(census == .empty, "\(census)")
+        await h.stop()
+    }
+
+    /// Connections ended by the revocation of their session leave nothing behind either, before and after the
+    /// protocol layer closes them.
+    @Test func revokedConnectionsLeaveNothingBehind() async throws {
+        let hub = RevocationHub()
+        let h = try Harness(revocations: hub)
+        while hub.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        var consumers: [Consumer] = []
+        for k in 0..<60 {
+            let connection = h.feed.connect(identity: .admin, session: ListenSession(uid: "u\(k % 3)", sessionID: "s\(k)"))
+            let consumer = Consumer(connection)
+            connection.onEventsReady { consumer.wake() }
+            if k % 2 == 0 { try connection.listen(id: "d", target: .document(try DocumentPath("rooms/r\(k)")), resumeToken: nil) }
+            consumers.append(consumer)
+        }
+        for uid in ["u0", "u1", "u2"] { hub.publish(RevocationEvent(uid: uid, sessionIDs: nil, reason: .revokedByAdmin)) }
+        var expected = ChangeFeed.Census.empty
+        expected.holdsTasks = true  // the subscription to the hub
+        expected.connectionObjects = 60  // the test's, until it lets go of them
+        var census = await h.feed.settledCensus(expecting: expected)
+        #expect(census == expected, "\(census)")
+        for consumer in consumers { consumer.connection.close() }
+        consumers.removeAll()
+        expected.connectionObjects = 0
+        census = await h.feed.settledCensus(expecting: expected)
+        #expect(census == expected, "\(census)")
         await h.stop()
     }
 }

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthEngine
 import HearthTesting
 import Synchronization
 import Testing
@@ -166,6 +167,40 @@ import HearthEngine
             try await ws.send(#"{"type": "ping", "pad": "\#(String(repeating: "x", count: 2000))"}"#)
             while !ws.isClosed { try await Task.sleep(for: .milliseconds(10)) }
             #expect(ws.closeCode == 1009)
+        }
+    }
+
+    /// Sessions that end, closed by the client or by the server, leave nothing in the change feed: no
+    /// connection, target, view or index key, no connection object (its channel writer held it), and no
+    /// finished load kept by the feed's task group.
+    @Test func endedSessionsLeaveNothingInTheFeed() async throws {
+        try await TestServer.with(configure: { $0.listen.maxMessageBytes = 1024 }) { server, client in
+            for k in 0..<5 { _ = try await client.put("/v1/docs/rooms/r\(k)", #"{"n": \#(k)}"#) }
+            for round in 0..<4 {
+                var sessions: [ListenClient] = []
+                for k in 0..<50 {
+                    let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+                    switch k % 4 {
+                    case 1:  // a query of its own
+                        try await ws.listen("q", query: #"{"from": "rooms", "where": [["n", ">=", \#(-(round * 50 + k))]]}"#)
+                        try await ws.expect("snapshot", id: "q")
+                    case 2:
+                        try await ws.listen("d", doc: "rooms/r\(k % 5)")
+                        try await ws.expect("snapshot", id: "d")
+                    case 3:  // closed by the server: an oversized message
+                        try await ws.listen("d", doc: "rooms/x\(k)")
+                        try await ws.send(#"{"type": "ping", "pad": "\#(String(repeating: "x", count: 2000))"}"#)
+                        while !ws.isClosed { try await Task.sleep(for: .milliseconds(10)) }
+                    default: break
+                    }
+                    sessions.append(ws)
+                }
+                for ws in sessions { await ws.close() }
+            }
+            var expected = ChangeFeed.Census.empty
+            expected.holdsTasks = true  // the subscription to revocations
+            let census = await server.services.feed.settledCensus(expecting: expected)
+            #expect(census == expected, "\(census)")
         }
     }
 

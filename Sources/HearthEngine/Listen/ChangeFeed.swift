@@ -28,6 +28,8 @@ public final class ChangeFeed: Service, Sendable {
     let messages: AsyncStream<FeedMessage>
     private let counter = ConnectionCounter()
     let openConnectionCount = Atomic<Int>(0)
+    /// `ListenConnection` objects not yet freed, open or not.
+    let connectionObjectCount = Atomic<Int>(0)
 
     /// Connections the feed serves now: connected and not yet ended (by the client leaving, or by the server:
     /// revoked, too slow, shutting down).
@@ -69,7 +71,9 @@ public final class ChangeFeed: Service, Sendable {
     /// Processes commits and target changes until graceful shutdown, then ends every connection with 1001.
     public func run() async throws {
         let state = FeedState(feed: self)
-        await withTaskGroup(of: Void.self) { group in
+        // Discarding: a task group keeps each finished child until it is awaited, and this loop awaits none of
+        // its loads, look-ups and checks, one per target added or changed.
+        await withDiscardingTaskGroup { group in
             if let revocations {
                 let events = revocations.events()
                 group.addTask { [inbox] in
@@ -77,6 +81,12 @@ public final class ChangeFeed: Service, Sendable {
                 }
             }
             for await message in messages.cancelOnGracefulShutdown() {
+                if case .census(let reply) = message {
+                    var census = state.census()
+                    census.holdsTasks = !group.isEmpty
+                    reply.resume(returning: census)
+                    continue
+                }
                 state.handle(message, load: { request in
                     group.addTask { [database, inbox] in
                         do {
@@ -200,6 +210,8 @@ enum FeedMessage: Sendable {
     case denied([Denial])
     /// A connection's session has a new identity (its account's claims changed): its targets are checked again.
     case identityChanged(connection: Int, identity: Identity)
+    /// Asks for the loop's counts (`ChangeFeed.census`).
+    case census(CheckedContinuation<ChangeFeed.Census, Never>)
 }
 
 /// A target that failed its authorization when checked again.

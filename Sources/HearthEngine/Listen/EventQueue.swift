@@ -22,7 +22,9 @@ final class EventQueue: @unchecked Sendable {
     /// then calls `takeReady` until it answers no events. Called at once when events wait already.
     func onReady(_ ready: @escaping @Sendable () -> Void) {
         lock.lock()
-        self.ready = ready
+        // A finished queue takes nothing more, so it never calls again: kept, `ready` (which usually holds the
+        // consumer, which holds the connection, which holds this queue) would keep all three alive.
+        if !finished { self.ready = ready }
         let now = (head < buffer.count || finished) && !signaled
         if now { signaled = true }
         lock.unlock()
@@ -137,8 +139,10 @@ final class EventQueue: @unchecked Sendable {
         buffer = last.map { [$0] } ?? []
         head = 0
         // The consumer is told even when it was told before: it may be waiting for the client to catch up,
-        // and the last event goes out regardless.
+        // and the last event goes out regardless. It is told for the last time, so `ready` is let go (see
+        // `onReady`).
         let ready = self.ready
+        self.ready = nil
         signaled = ready != nil
         lock.unlock()
         ready?()

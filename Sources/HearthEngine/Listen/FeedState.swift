@@ -102,6 +102,8 @@ final class FeedState {
                 }
             }
             if !changed.isEmpty { reauthorize(changed) }
+        case .census(let reply):
+            reply.resume(returning: census())  // `run` answers it before it gets here, adding its task group
         case .revoke(let event):
             for (id, entry) in connections {
                 guard let session = entry.connection.session, event.affects(sessionID: session.sessionID, uid: session.uid)
@@ -111,6 +113,19 @@ final class FeedState {
                 disconnect(id)
             }
         }
+    }
+
+    /// The counts of what this state holds (`ChangeFeed.census`).
+    func census() -> ChangeFeed.Census {
+        var census = ChangeFeed.Census()
+        census.connections = connections.count
+        census.targets = connections.values.reduce(0) { $0 + $1.targets.count }
+        census.views = views.count
+        census.subscribers = views.values.reduce(0) { $0 + $1.subscribers.count }
+        census.sharedViews = shared.count
+        census.indexKeys = byDocument.count + byCollection.count + byGroup.count
+        census.connectionObjects = feed.connectionObjectCount.load(ordering: .relaxed)
+        return census
     }
 
     // MARK: Targets

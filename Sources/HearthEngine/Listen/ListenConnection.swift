@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthStore
+import Synchronization
 
 /// One client's live-update session: its identity, its targets, and the bounded queue of events for it.
 /// The protocol layer calls `listen`/`unlisten` as messages arrive and sends what `takeReady` answers.
@@ -25,7 +26,10 @@ public final class ListenConnection: @unchecked Sendable {
         self.sessionValue = session
         self.expiresValue = expires
         self.queue = EventQueue(limit: feed.configuration.maxQueuedEvents)
+        feed.connectionObjectCount.add(1, ordering: .relaxed)
     }
+
+    deinit { feed.connectionObjectCount.subtract(1, ordering: .relaxed) }
 
     /// Who the connection acts as.
     public var identity: Identity { lock.withLock { identityValue } }
@@ -104,7 +108,12 @@ public final class ListenConnection: @unchecked Sendable {
         } catch {
             throw .permissionDenied()
         }
-        lock.withLock { targets[targetID] = serial }
+        // Ended meanwhile (revoked, expired): a target added now would be kept for a connection the feed let go.
+        guard lock.withLock({ () -> Bool in
+            if closed { return false }
+            targets[targetID] = serial
+            return true
+        }) else { throw .unavailable("the connection is closed") }
         feed.send(.add(Subscriber(connection: self, targetID: targetID, serial: serial, identity: identity,
                                   target: target, resume: resume, rulesGeneration: rulesGeneration)))
     }
