@@ -14,7 +14,6 @@ public final class ServerMetrics: Sendable {
     let inlineWrites: Counter
     let readDecisionsHeld: Gauge
     let readDecisionsReused: Gauge
-    let indexRowsHeld: Gauge
     static let buckets: [Duration] = [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -46,9 +45,6 @@ public final class ServerMetrics: Sendable {
         readDecisionsReused = registry.makeGauge(
             descriptor: MetricNameDescriptor(metricName: "hearth_rules_read_decisions_reused",
                                              helpText: "Document reads decided by a kept decision since the rules in force were loaded"))
-        indexRowsHeld = registry.makeGauge(
-            descriptor: MetricNameDescriptor(metricName: "hearth_index_rows_held",
-                                             helpText: "Field-index rows of acknowledged writes not merged into the index yet"))
     }
 
     private nonisolated(unsafe) var scannedReported = 0

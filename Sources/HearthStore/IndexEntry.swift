@@ -55,19 +55,6 @@ struct IndexEntry: Hashable {
         return out
     }
 
-    /// At least as many entries as `entries(of:)` makes without overrides (which only remove entries): every
-    /// value, nested map field and array element counted, equal elements included.
-    static func maximumCount(of fields: [String: Value]) -> Int {
-        func count(_ value: Value) -> Int {
-            switch value {
-            case .array(let items): 1 + items.count
-            case .map(let m): 1 + m.values.reduce(0) { $0 + count($1) }
-            default: 1
-            }
-        }
-        return fields.values.reduce(1) { $0 + count($1) }
-    }
-
     /// Adds a field's entries, then its subfields': the field's own override, else its parent's indexing,
     /// decides which of its entries it gets, and its subfields start from that.
     private static func add(_ value: Value, at path: FieldPath, inherited: FieldIndexing, overrides: FieldOverrides?,
