@@ -16,6 +16,12 @@ struct IndexEntry: Hashable {
     /// The value's key.
     var key: [UInt8]
 
+    /// Hashes the key's bytes at once: element by element, hashing was a tenth of a write's CPU.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(field)
+        key.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
     /// Marks array-contains entries, which a canonical field path never starts with.
     static let containsMarker = "\u{1}"
     /// The `field` column of the `__name__` entries (their key is empty).

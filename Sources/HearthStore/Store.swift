@@ -39,6 +39,10 @@ public final class Store: Sendable {
         /// fixtures`, `hearth users`), so that their writes keep the entries the server's do and opening never
         /// rebuilds or drops what the server reads.
         public var usesServedIndexDefinitions = false
+        /// The writer connection's page cache, in bytes. Modest for a server: SQLite scans the whole cache's hash
+        /// table at the end of every write transaction, so a large cache costs every small commit; `hearth import`,
+        /// which commits rarely and much, takes a large one.
+        public var writerPageCache = 8 << 20
         /// Index entries (single-field and composite) one document may need; Firestore's 40,000. Tests lower it.
         public var maxIndexEntriesPerDocument = Limits.maxIndexEntriesPerDocument
         /// When set, the store holds the data folder's lock while open (`DataFolderLock`), recorded under this
@@ -115,10 +119,9 @@ public final class Store: Sendable {
         try writeConnection.execute("PRAGMA journal_mode=WAL")
         // The syncer thread provides the per-commit sync of `full`; SQLite itself runs at NORMAL either way.
         try writeConnection.execute("PRAGMA synchronous=NORMAL")
-        // A modest page cache: SQLite scans the whole cache's hash table at the end of every write
-        // transaction, so a large cache costs the writer on every commit (measured: a 64 MiB cache spent
-        // about a third of the writer thread's time there); the OS page cache keeps the rest of the file warm.
-        try writeConnection.execute("PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY")
+        // `writerPageCache`: a 64 MiB cache spent about a third of a server's writer thread's time scanning it
+        // at the end of each commit; the OS page cache keeps the rest of the file warm.
+        try writeConnection.execute("PRAGMA cache_size=-\(max(1, configuration.writerPageCache >> 10)); PRAGMA temp_store=MEMORY")
         // After a checkpoint restarts the WAL, SQLite truncates the file to this size, so a burst of writes
         // does not leave a huge WAL on disk. Kept above the restart threshold: a WAL that is cut back and
         // grown again allocates blocks on every append, and those appends then wait on the filesystem's

@@ -24,7 +24,7 @@ struct Import: AsyncParsableCommand {
     @Option(help: "Data folder (default ./hearth-data).") var data: String?
     @Option(help: "ndjson or fixture (default: .ndjson and .jsonl files, and files whose first line is a document, are NDJSON).")
     var format: String?
-    @Option(help: "Documents per transaction (default 2000).") var batch: Int?
+    @Option(help: "Documents per transaction (default 10000); memory grows with it.") var batch: Int?
     @Flag(help: "Import the file from its beginning, even if an earlier import of it stopped part way or finished.")
     var restart = false
     /// For tests of interruptions, `N:KILL` or `N:INT`: the process sends itself SIGKILL (as `kill -9` would) or
@@ -55,6 +55,7 @@ struct Import: AsyncParsableCommand {
         var configuration = Store.Configuration(dataDirectory: folder)
         configuration.usesServedIndexDefinitions = true
         configuration.dataFolderOwner = "hearth import"
+        configuration.writerPageCache = DocumentImport.Limits.writerPageCache
         let store: Store
         do {
             store = try Store(configuration: configuration, logger: Logger(label: "hearth.import") { _ in SwiftLogNoOpLogHandler() })
