@@ -77,6 +77,7 @@ public func buildApplication(
     router.get("/metrics") { _, _ in
         metrics.databaseSize.set(Double(store.sizeOnDisk()))
         metrics.listenConnections.set(Double(feed.openConnections))
+        metrics.listenCommitsDropped.set(Double(feed.droppedCommits))
         metrics.reportScanned(store.statistics.documentsScanned)
         let decisions = database.rules.program?.readDecisionStatistics
         metrics.readDecisionsHeld.set(Double(decisions?.held ?? 0))

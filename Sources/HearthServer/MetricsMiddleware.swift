@@ -8,6 +8,7 @@ public final class ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     let databaseSize: Gauge
     let listenConnections: Gauge
+    let listenCommitsDropped: Gauge
     let documentsScanned: Counter
     let inlineReads: Counter
     let inlineQueries: Counter
@@ -27,6 +28,9 @@ public final class ServerMetrics: Sendable {
         listenConnections = registry.makeGauge(
             descriptor: MetricNameDescriptor(metricName: "hearth_listen_connections",
                                              helpText: "Open live-update (listen) connections"))
+        listenCommitsDropped = registry.makeGauge(
+            descriptor: MetricNameDescriptor(metricName: "hearth_listen_dropped", unitName: "commits",
+                                             helpText: "Commits the live-update feed dropped while behind, reading its views again instead"))
         documentsScanned = registry.makeCounter(
             descriptor: MetricNameDescriptor(metricName: "hearth_documents_scanned", unitName: "total",
                                              helpText: "Documents read by queries, aggregations, listings and listener loads"))
