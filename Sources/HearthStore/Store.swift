@@ -26,7 +26,8 @@ public final class Store: Sendable {
         /// How many change-log rows to keep for listeners that resume.
         public var changeLogRetention: Int = 100_000
         /// Commits between two trims of the change log down to `changeLogRetention` rows (a trim runs in the
-        /// commit's transaction).
+        /// commit's transaction). A trim also runs once a tenth of the retention was logged since the last, so that
+        /// large commits never leave the log far past it.
         public var changeLogTrimInterval: Int = 100
         /// Composite indexes to keep (besides every single field); opening the store builds the entries of
         /// new ones and drops those of indexes no longer listed.
@@ -43,6 +44,10 @@ public final class Store: Sendable {
         /// table at the end of every write transaction, so a large cache costs every small commit; `hearth import`,
         /// which commits rarely and much, takes a large one.
         public var writerPageCache = 8 << 20
+        /// The page cache of each reader connection (`readers` of them), for queries and listings.
+        public var readerPageCache = 32 << 20
+        /// The page cache of each connection of the point-read pool (as many as `readers`, at least two).
+        public var pointReaderPageCache = 16 << 20
         /// Index entries (single-field and composite) one document may need; Firestore's 40,000. Tests lower it.
         public var maxIndexEntriesPerDocument = Limits.maxIndexEntriesPerDocument
         /// When set, the store holds the data folder's lock while open (`DataFolderLock`), recorded under this
@@ -149,7 +154,7 @@ public final class Store: Sendable {
         var readConnections: [SQLiteConnection] = []
         for _ in 0..<max(1, configuration.readers) {
             let c = try SQLiteConnection(path: path)
-            try c.execute("PRAGMA cache_size=-32768; PRAGMA temp_store=MEMORY; PRAGMA query_only=1")
+            try c.execute("PRAGMA cache_size=-\(max(1, configuration.readerPageCache >> 10)); PRAGMA temp_store=MEMORY; PRAGMA query_only=1")
             readConnections.append(c)
         }
         let hook = CommitHookBox()
@@ -164,7 +169,7 @@ public final class Store: Sendable {
         var pointConnections: [SQLiteConnection] = []
         for _ in 0..<max(2, configuration.readers) {
             let c = try SQLiteConnection(path: path)
-            try c.execute("PRAGMA cache_size=-16384; PRAGMA query_only=1")
+            try c.execute("PRAGMA cache_size=-\(max(1, configuration.pointReaderPageCache >> 10)); PRAGMA query_only=1")
             pointConnections.append(c)
         }
         pointReaders = ConnectionPool(pointConnections)
@@ -466,6 +471,7 @@ final class WriterState: @unchecked Sendable {
     let retention: Int
     let trimInterval: Int
     var commitsSinceTrim = 0
+    var changesSinceTrim = 0
     let composites: CompositeIndexes
     let maxIndexEntries: Int
     let documentCache: DecodedDocumentCache
@@ -531,8 +537,10 @@ final class WriterState: @unchecked Sendable {
             do {
                 if !changes.isEmpty {
                     commitsSinceTrim += 1
-                    if commitsSinceTrim >= trimInterval {
+                    changesSinceTrim += changes.count
+                    if commitsSinceTrim >= trimInterval || changesSinceTrim >= max(1, retention / 10) {
                         commitsSinceTrim = 0
+                        changesSinceTrim = 0
                         try trimChangeLog()
                     }
                 }
