@@ -16,7 +16,7 @@ struct IndexEntry: Hashable {
     /// The value's key.
     var key: [UInt8]
 
-    /// Hashes the key's bytes at once: element by element, hashing was a tenth of a write's CPU.
+    /// Hashes the key's bytes at once: hashed element by element, keys cost every write more than they should.
     func hash(into hasher: inout Hasher) {
         hasher.combine(field)
         key.withUnsafeBytes { hasher.combine(bytes: $0) }

@@ -124,8 +124,8 @@ public final class Store: Sendable {
         try writeConnection.execute("PRAGMA journal_mode=WAL")
         // The syncer thread provides the per-commit sync of `full`; SQLite itself runs at NORMAL either way.
         try writeConnection.execute("PRAGMA synchronous=NORMAL")
-        // `writerPageCache`: a 64 MiB cache spent about a third of a server's writer thread's time scanning it
-        // at the end of each commit; the OS page cache keeps the rest of the file warm.
+        // `writerPageCache`: SQLite scans the whole cache at the end of each commit (`bench/README.md`); the OS
+        // page cache keeps the rest of the file warm.
         try writeConnection.execute("PRAGMA cache_size=-\(max(1, configuration.writerPageCache >> 10)); PRAGMA temp_store=MEMORY")
         // After a checkpoint restarts the WAL, SQLite truncates the file to this size, so a burst of writes
         // does not leave a huge WAL on disk. Kept above the restart threshold: a WAL that is cut back and
