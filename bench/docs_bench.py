@@ -12,8 +12,8 @@ Each `--indexes FILE` adds one more Hearth server, started with that index file 
 overrides from `bench/indexes/`), to the same run; its rows are labelled with the file's name.
 `--varied` gives every created document a title and count of its own (random) instead of the same ones.
 `--random-ids` adds one with Firestore's random auto ids (Hearth's default ids begin with their time).
-After every run the script waits until Hearth has merged the index rows it held (`/metrics`), then a second
-more, so that no server's background work falls into another's run.
+After every run the script waits a second, so that no server's background work (checkpoints) falls into
+another's run.
 """
 import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -126,22 +126,10 @@ def start_pocketbase(tmp, port):
     }, base
 
 
-def settle(base, hearth, seconds=60):
-    """Waits after a run until the server has finished the work it deferred (Hearth: until its held index
-    rows are merged, read from /metrics), then one more second for either server's checkpoints, so that
-    neither server's background work falls into the other's run. Answers the seconds Hearth took."""
-    start = time.monotonic()
-    while hearth and time.monotonic() - start < seconds:
-        req = urllib.request.Request(f"{base}/metrics", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
-        with urllib.request.urlopen(req, timeout=30) as r:
-            held = next((float(l.split()[1]) for l in r.read().decode().splitlines()
-                         if l.startswith("hearth_index_rows_held ")), 0)
-        if held == 0:
-            break
-        time.sleep(0.05)
-    waited = time.monotonic() - start
+def settle():
+    """Waits a second after a run for either server's checkpoints, so that neither server's background work falls
+    into the other's run."""
     time.sleep(1)
-    return waited
 
 
 def wrk(base, env, duration, connections):
@@ -191,9 +179,9 @@ def main():
                 for name, base, env in servers + [("pocketbase", p_base, p_env)]:
                     r = wrk(base, env[workload], args.duration, args.connections)
                     results.setdefault((workload, name), []).append(r)
-                    waited = settle(base, name != "pocketbase")
-                    print(f"{workload:7} {name:{width}} {r['rps']:9.0f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  errors {int(r['non2xx'])}"
-                          + (f"  (held index rows merged {waited:.2f} s after)" if name != "pocketbase" else ""), flush=True)
+                    settle()
+                    print(f"{workload:7} {name:{width}} {r['rps']:9.0f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  errors {int(r['non2xx'])}",
+                          flush=True)
         print()
         print("| workload | server | req/s | PocketBase req/s | ratio | p99 ms | PocketBase p99 ms |")
         print("|---|---|---|---|---|---|---|")

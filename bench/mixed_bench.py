@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Queries during a create load, with deferred and with immediate field-index writes, in one run.
+"""Queries during a create load.
 
-For each setting of `hearth serve --index-writes`, a fresh server takes the create workload of docs_bench.py
+In each round a fresh server takes the create workload of docs_bench.py
 (wrk, 12 connections) while one client runs a query over the collection being written, one after another
 (`count >= N`, ordered by `count`, 20 results), and checks that each answer has 20 documents. Prints creates/s
 and the queries' count, median and p99 latency. Loopback only; every run is bounded in time.
@@ -14,18 +14,18 @@ from http.client import HTTPConnection
 from docs_bench import ADMIN_KEY, LUA, ROOT, built, free_port, stop, wait_up
 
 
-def start(tmp, port, mode):
+def start(tmp, port):
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY)
-    proc = subprocess.Popen([built(), "serve", "--data", os.path.join(tmp, mode), "--port", str(port), "--log-level", "warning",
-                             "--index-writes", mode], env=env, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen([built(), "serve", "--data", os.path.join(tmp, "data"), "--port", str(port), "--log-level", "warning"],
+                            env=env, stdout=subprocess.DEVNULL)
     wait_up(f"http://127.0.0.1:{port}/healthz")
     return proc
 
 
-def run(mode, duration, connections):
+def run(duration, connections):
     with tempfile.TemporaryDirectory() as tmp:
         port = free_port()
-        proc = start(tmp, port, mode)
+        proc = start(tmp, port)
         try:
             conn = HTTPConnection("127.0.0.1", port, timeout=30)
             headers = {"Authorization": f"Bearer {ADMIN_KEY}", "Content-Type": "application/json"}
@@ -62,17 +62,15 @@ def main():
     parser.add_argument("--connections", type=int, default=12)
     args = parser.parse_args()
     built()
-    results = {"deferred": [], "immediate": []}
+    rs = []
     for _ in range(args.rounds):
-        for mode in results:
-            r = run(mode, args.duration, args.connections)
-            results[mode].append(r)
-            print(f"{mode:9} creates {r['rps']:8.0f}/s  queries {r['queries']:5}  short answers {r['short']}  "
-                  f"query p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms", flush=True)
-    print("\n| index writes | creates/s | queries answered | query p50 ms | query p99 ms |\n|---|---|---|---|---|")
-    for mode, rs in results.items():
-        med = lambda k: statistics.median(r[k] for r in rs)
-        print(f"| {mode} | {med('rps'):.0f} | {med('queries'):.0f} | {med('p50'):.2f} | {med('p99'):.2f} |")
+        r = run(args.duration, args.connections)
+        rs.append(r)
+        print(f"creates {r['rps']:8.0f}/s  queries {r['queries']:5}  short answers {r['short']}  "
+              f"query p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms", flush=True)
+    med = lambda k: statistics.median(r[k] for r in rs)
+    print("\n| creates/s | queries answered | query p50 ms | query p99 ms |\n|---|---|---|---|")
+    print(f"| {med('rps'):.0f} | {med('queries'):.0f} | {med('p50'):.2f} | {med('p99'):.2f} |")
 
 
 if __name__ == "__main__":

@@ -77,7 +77,9 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// The canonical text: simple segments bare, others in backticks.
     public var description: String {
-        segments.map { s -> String in
+        // Most fields are one simple name: no array to join (every write indexes every field).
+        if segments.count == 1, Self.isSimple(segments[0]) { return segments[0] }
+        return segments.map { s -> String in
             if Self.isSimple(s) { return s }
             var out = "`"
             for ch in s {

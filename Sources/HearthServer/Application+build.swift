@@ -41,8 +41,8 @@ public func buildApplication(
     var storeConfiguration = Store.Configuration(dataDirectory: configuration.dataDirectory)
     storeConfiguration.synchronous = configuration.synchronous
     storeConfiguration.changeLogRetention = max(1, configuration.changeLogRetention)
-    storeConfiguration.defersIndexWrites = configuration.defersIndexWrites
-    storeConfiguration.indexMerge.whenIdleFor = configuration.mergesHeldIndexRowsWhenIdleFor
+    // One server per data folder, and no `hearth import` while it runs.
+    storeConfiguration.dataFolderOwner = "hearth serve"
     if let file = configuration.indexesFile {
         (storeConfiguration.compositeIndexes, storeConfiguration.fieldOverrides) = try loadIndexFile(file)
         logger.info("index file loaded", metadata: ["file": "\(file)", "composite indexes": "\(storeConfiguration.compositeIndexes.count)",
@@ -84,11 +84,11 @@ public func buildApplication(
         metrics.databaseSize.set(Double(store.sizeOnDisk()))
         metrics.listenConnections.set(Double(feed.openConnections))
         metrics.openTransactions.set(Double(database.transactions.openCount))
+        metrics.listenCommitsDropped.set(Double(feed.droppedCommits))
         metrics.reportScanned(store.statistics.documentsScanned)
         let decisions = database.rules.program?.readDecisionStatistics
         metrics.readDecisionsHeld.set(Double(decisions?.held ?? 0))
         metrics.readDecisionsReused.set(Double(decisions?.reused ?? 0))
-        metrics.indexRowsHeld.set(Double(store.heldIndexRows))
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))

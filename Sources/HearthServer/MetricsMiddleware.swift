@@ -9,13 +9,13 @@ public final class ServerMetrics: Sendable {
     let databaseSize: Gauge
     let listenConnections: Gauge
     let openTransactions: Gauge
+    let listenCommitsDropped: Gauge
     let documentsScanned: Counter
     let inlineReads: Counter
     let inlineQueries: Counter
     let inlineWrites: Counter
     let readDecisionsHeld: Gauge
     let readDecisionsReused: Gauge
-    let indexRowsHeld: Gauge
     static let buckets: [Duration] = [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -32,6 +32,9 @@ public final class ServerMetrics: Sendable {
         openTransactions = registry.makeGauge(
             descriptor: MetricNameDescriptor(metricName: "hearth_open_transactions",
                                              helpText: "Transactions begun and not yet committed, rolled back or swept after expiring"))
+        listenCommitsDropped = registry.makeGauge(
+            descriptor: MetricNameDescriptor(metricName: "hearth_listen_dropped", unitName: "commits",
+                                             helpText: "Commits the live-update feed dropped while behind, reading its views again instead"))
         documentsScanned = registry.makeCounter(
             descriptor: MetricNameDescriptor(metricName: "hearth_documents_scanned", unitName: "total",
                                              helpText: "Documents read by queries, aggregations, listings and listener loads"))
@@ -50,9 +53,6 @@ public final class ServerMetrics: Sendable {
         readDecisionsReused = registry.makeGauge(
             descriptor: MetricNameDescriptor(metricName: "hearth_rules_read_decisions_reused",
                                              helpText: "Document reads decided by a kept decision since the rules in force were loaded"))
-        indexRowsHeld = registry.makeGauge(
-            descriptor: MetricNameDescriptor(metricName: "hearth_index_rows_held",
-                                             helpText: "Field-index rows of acknowledged writes not merged into the index yet"))
     }
 
     private nonisolated(unsafe) var scannedReported = 0

@@ -61,13 +61,6 @@ public struct ServerConfiguration: Sendable {
     public var inlineAnswers = true
     /// Change-log rows kept for listeners that resume; older tokens get a `reset` snapshot.
     public var changeLogRetention: Int = 100_000
-    /// Whether the field-index rows of writes are merged into the index later, in key order, instead of in
-    /// each write's commit (`Store.Configuration.defersIndexWrites`); queries wait for the rows of the writes
-    /// before them either way.
-    public var defersIndexWrites = true
-    /// With `defersIndexWrites`: once no write has come for this long (seconds), held rows are merged
-    /// (`IndexMergeLimits.whenIdleFor`); nil: only past the merge threshold or when a read needs them.
-    public var mergesHeldIndexRowsWhenIdleFor: Double? = 0.1
     /// How documents created without an id are named: `ordered` (default; ids sort by creation time) or
     /// `random` (Firestore's; ids reveal nothing). See `AutoIDs`.
     public var autoIDs: AutoIDs = .ordered

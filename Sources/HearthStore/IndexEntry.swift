@@ -16,6 +16,12 @@ struct IndexEntry: Hashable {
     /// The value's key.
     var key: [UInt8]
 
+    /// Hashes the key's bytes at once: hashed element by element, keys cost every write more than they should.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(field)
+        key.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
     /// Marks array-contains entries, which a canonical field path never starts with.
     static let containsMarker = "\u{1}"
     /// The `field` column of the `__name__` entries (their key is empty).
@@ -53,19 +59,6 @@ struct IndexEntry: Hashable {
                     + "(every field, nested map field and distinct array element is indexed)")
         }
         return out
-    }
-
-    /// At least as many entries as `entries(of:)` makes without overrides (which only remove entries): every
-    /// value, nested map field and array element counted, equal elements included.
-    static func maximumCount(of fields: [String: Value]) -> Int {
-        func count(_ value: Value) -> Int {
-            switch value {
-            case .array(let items): 1 + items.count
-            case .map(let m): 1 + m.values.reduce(0) { $0 + count($1) }
-            default: 1
-            }
-        }
-        return fields.values.reduce(1) { $0 + count($1) }
     }
 
     /// Adds a field's entries, then its subfields': the field's own override, else its parent's indexing,

@@ -99,12 +99,18 @@ public final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
+    /// Prepared statements a connection keeps; past it, the cache starts over. Statements differ by query
+    /// shape, not by document, so this is seldom reached.
+    static let maxCachedStatements = 512
+
     /// A cached prepared statement for the SQL, reset and with bindings cleared.
     public func prepare(_ sql: String) throws -> Statement {
         if let s = statements[sql] {
             s.reset()
             return s
         }
+        // A statement still in a caller's hands stays valid: it is finalized when the last reference goes.
+        if statements.count >= Self.maxCachedStatements { statements.removeAll() }
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
         guard rc == SQLITE_OK, let stmt else { throw error(rc) }

@@ -458,7 +458,7 @@ public final class SQLiteAuthStorage: AuthStorage {
 
     func reading<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(HearthError) -> T {
         do {
-            return try await store.read(usesIndex: false) { context in try body(context.connection) }
+            return try await store.read { context in try body(context.connection) }
         } catch {
             throw mapped(error)
         }

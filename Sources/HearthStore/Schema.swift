@@ -167,14 +167,26 @@ enum Schema {
             PRIMARY KEY (collection_id, field)
         ) WITHOUT ROWID;
         """,
-        // Deferred index writes (see `DeferredIndex.swift`): the first change-log sequence whose added
-        // field-index rows may not be in the table yet, or NULL when every row is there.
+        // Written by earlier versions, which could hold index rows in memory: the first change-log sequence
+        // whose added field-index rows may not be in the table yet, or NULL (`Store+EarlierIndexRows.swift`).
         """
         CREATE TABLE index_state (
             id INTEGER PRIMARY KEY CHECK (id = 0),
             pending_from INTEGER
         );
         INSERT INTO index_state(id, pending_from) VALUES (0, NULL);
+        """,
+        // `hearth import`'s progress, committed with each batch it writes (`ImportProgress`).
+        """
+        CREATE TABLE imports (
+            source TEXT PRIMARY KEY,
+            head BLOB NOT NULL,
+            offset INTEGER NOT NULL,
+            line INTEGER NOT NULL,
+            before BLOB NOT NULL,
+            documents INTEGER NOT NULL,
+            finished INTEGER NOT NULL
+        );
         """,
     ]
 

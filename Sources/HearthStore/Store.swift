@@ -26,7 +26,8 @@ public final class Store: Sendable {
         /// How many change-log rows to keep for listeners that resume.
         public var changeLogRetention: Int = 100_000
         /// Commits between two trims of the change log down to `changeLogRetention` rows (a trim runs in the
-        /// commit's transaction).
+        /// commit's transaction). A trim also runs once a tenth of the retention was logged since the last, so that
+        /// large commits never leave the log far past it.
         public var changeLogTrimInterval: Int = 100
         /// Composite indexes to keep (besides every single field); opening the store builds the entries of
         /// new ones and drops those of indexes no longer listed.
@@ -39,16 +40,21 @@ public final class Store: Sendable {
         /// fixtures`, `hearth users`), so that their writes keep the entries the server's do and opening never
         /// rebuilds or drops what the server reads.
         public var usesServedIndexDefinitions = false
+        /// The writer connection's page cache, in bytes. Modest for a server: SQLite scans the whole cache's hash
+        /// table at the end of every write transaction, so a large cache costs every small commit; `hearth import`,
+        /// which commits rarely and much, takes a large one.
+        public var writerPageCache = 8 << 20
+        /// The page cache of each reader connection (`readers` of them), for queries and listings.
+        public var readerPageCache = 32 << 20
+        /// The page cache of each connection of the point-read pool (as many as `readers`, at least two).
+        public var pointReaderPageCache = 16 << 20
         /// Index entries (single-field and composite) one document may need; Firestore's 40,000. Tests lower it.
         public var maxIndexEntriesPerDocument = Limits.maxIndexEntriesPerDocument
-        /// Defers the field-index rows writes add, which the writer merges in key order later (see
-        /// `DeferredIndex.swift`); reads that use the index wait for the rows added before them. Off by
-        /// default: only one process per data folder (the server) may defer, and tools that write to a folder a
-        /// server serves write rows directly (never with `usesServedIndexDefinitions`). A deferring store locks
-        /// its folder while open; opening a second one there throws `DataFolderInUse` (`DataFolderLock`).
-        public var defersIndexWrites = false
-        /// When deferred rows are merged.
-        public var indexMerge = IndexMergeLimits()
+        /// When set, the store holds the data folder's lock while open (`DataFolderLock`), recorded under this
+        /// name (`hearth serve`, `hearth import`): each must be the folder's only owner, and opening a second
+        /// owner there throws `DataFolderInUse`. Tools that write beside a server (`hearth fixtures`, `hearth
+        /// users`) leave it nil.
+        public var dataFolderOwner: String?
 
         /// WAL sizes, in pages of 4 KiB, that trigger checkpoints. Passive checkpoints (off the writer) copy
         /// the WAL into the database file as it grows, but never let it start over while writes keep coming
@@ -98,21 +104,17 @@ public final class Store: Sendable {
     private let pointReaders: ConnectionPool
     private let documentCache: DecodedDocumentCache
     private let syncer: Syncer
-    /// Held while open by a store that holds index rows: one such process per data folder.
+    /// Held while open when `Configuration.dataFolderOwner` is set.
     private let folderLock: DataFolderLock?
-    let indexGate = IndexMergeGate()
-    /// The writer's sorting queue for merges (one per store, so that stores never wait for each other's sorts).
-    let indexSortQueue = DispatchQueue(label: "hearth-index-sort")
     /// The composite indexes in force (`Configuration.compositeIndexes`).
     public let composites: CompositeIndexes
 
     /// Opens the store, creating and migrating the database file as needed.
     public init(configuration: Configuration, logger: Logger = Logger(label: "hearth.store")) throws {
         self.configuration = configuration
-        defersIndexWrites = configuration.defersIndexWrites && !configuration.usesServedIndexDefinitions
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
-        // Before anything reads or clears the deferred rows' mark below.
-        folderLock = defersIndexWrites ? try DataFolderLock(directory: configuration.dataDirectory) : nil
+        // Before anything reads or clears the earlier version's mark below.
+        folderLock = try configuration.dataFolderOwner.map { try DataFolderLock(directory: configuration.dataDirectory, owner: $0) }
         let path = configuration.databasePath
         // The writer's connection gathers each commit's WAL frames into one write instead of two per frame;
         // what reaches the disk, and when, is the same (`wal_buffer.c`).
@@ -120,10 +122,9 @@ public final class Store: Sendable {
         try writeConnection.execute("PRAGMA journal_mode=WAL")
         // The syncer thread provides the per-commit sync of `full`; SQLite itself runs at NORMAL either way.
         try writeConnection.execute("PRAGMA synchronous=NORMAL")
-        // A modest page cache: SQLite scans the whole cache's hash table at the end of every write
-        // transaction, so a large cache costs the writer on every commit (`bench/README.md`); the OS page
-        // cache keeps the rest of the file warm.
-        try writeConnection.execute("PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY")
+        // `writerPageCache`: SQLite scans the whole cache at the end of each commit (`bench/README.md`); the OS
+        // page cache keeps the rest of the file warm.
+        try writeConnection.execute("PRAGMA cache_size=-\(max(1, configuration.writerPageCache >> 10)); PRAGMA temp_store=MEMORY")
         // After a checkpoint restarts the WAL, SQLite truncates the file to this size, so a burst of writes
         // does not leave a huge WAL on disk. Kept above the restart threshold: a WAL that is cut back and
         // grown again allocates blocks on every append, and those appends then wait on the filesystem's
@@ -137,23 +138,20 @@ public final class Store: Sendable {
             try Self.reconcile(composites, on: writeConnection, logger: logger)
             try Self.reconcileOverrides(composites, on: writeConnection, logger: logger)
         }
-        // Rows another process's unclean stop left only in its memory; only a deferring store clears the mark
-        // (a tool's writes may run beside a server that still holds rows).
-        try Self.restoreDeferredEntries(on: writeConnection, composites: composites,
-                                        clearing: defersIndexWrites,
-                                        logger: logger)
+        // Rows an earlier version's server held in memory when it stopped uncleanly; only the folder's owner
+        // clears the mark (a tool may run beside such a server while it still holds rows).
+        try Self.restoreRowsHeldByAnEarlierVersion(on: writeConnection, composites: composites,
+                                                   clearing: folderLock != nil, logger: logger)
         let documentCache = DecodedDocumentCache()
         self.documentCache = documentCache
         let state = try WriterState(connection: writeConnection, retention: configuration.changeLogRetention,
                                     trimInterval: max(1, configuration.changeLogTrimInterval),
                                     composites: composites, maxIndexEntries: configuration.maxIndexEntriesPerDocument,
-                                    documentCache: documentCache,
-                                    defersIndexWrites: defersIndexWrites,
-                                    mergeLimits: configuration.indexMerge, gate: indexGate, sortQueue: indexSortQueue)
+                                    documentCache: documentCache)
         var readConnections: [SQLiteConnection] = []
         for _ in 0..<max(1, configuration.readers) {
             let c = try SQLiteConnection(path: path)
-            try c.execute("PRAGMA cache_size=-32768; PRAGMA temp_store=MEMORY; PRAGMA query_only=1")
+            try c.execute("PRAGMA cache_size=-\(max(1, configuration.readerPageCache >> 10)); PRAGMA temp_store=MEMORY; PRAGMA query_only=1")
             readConnections.append(c)
         }
         let hook = CommitHookBox()
@@ -168,20 +166,13 @@ public final class Store: Sendable {
         var pointConnections: [SQLiteConnection] = []
         for _ in 0..<max(2, configuration.readers) {
             let c = try SQLiteConnection(path: path)
-            try c.execute("PRAGMA cache_size=-16384; PRAGMA query_only=1")
+            try c.execute("PRAGMA cache_size=-\(max(1, configuration.pointReaderPageCache >> 10)); PRAGMA query_only=1")
             pointConnections.append(c)
         }
         pointReaders = ConnectionPool(pointConnections)
         readers = WorkerThreads(name: "hearth-reader", resources: readConnections)
-        // Only a store that holds rows has anything to merge when idle; others never wake for it.
-        var mergeWhenIdle: (@Sendable (WriterState, () -> Bool) -> Bool)?
-        if defersIndexWrites && configuration.indexMerge.whenIdleFor != nil {
-            mergeWhenIdle = { state, idle in state.mergeWhileIdle(idle: idle, logger: logger) }
-        }
         writer = WorkerThreads(name: "hearth-writer", resources: [state], batchLimit: configuration.groupCommitLimit,
-                               batchBody: { jobs, state in state.runBatch(jobs, syncer: syncer, logger: logger) },
-                               afterBatch: { state, idle in state.mergeBetweenBatches(idle: idle, logger: logger) },
-                               idleDelay: configuration.indexMerge.whenIdleFor ?? 0, idleWork: mergeWhenIdle)
+                               batchBody: { jobs, state in state.runBatch(jobs, syncer: syncer, logger: logger) })
     }
 
     /// Brings the field index's composite entries in line with the definitions: indexes new since the last
@@ -326,81 +317,21 @@ public final class Store: Sendable {
         commitHook.setMissed(body)
     }
 
-    /// Whether this store defers index writes (`Configuration.defersIndexWrites`, and not a tool's store).
-    let defersIndexWrites: Bool
-
-    /// Runs `body` in a read transaction whose snapshot has every field-index row of the documents it has:
-    /// when rows are held, the writer merges them and holds commits back while the transaction begins.
-    /// (Waiting for the merge before beginning would not do: a write could commit in between, its document
-    /// in the snapshot and its rows not in the index.)
-    static func withIndexSnapshot<T>(_ connection: SQLiteConnection, gate: IndexMergeGate, writer: WorkerThreads<WriterState>,
-                                     _ body: () throws -> T) throws -> T {
-        while true {
-            let paused = gate.unmerged() != nil
-            if paused { try gate.waitForPause { wake(writer) } }
-            do {
-                try beginSnapshot(connection)
-            } catch {
-                if paused { gate.endPause() }
-                throw error
-            }
-            if paused { gate.endPause() }
-            // Rows held as of the snapshot were counted before their commit was visible (`runBatch`).
-            if gate.unmerged() == nil {
-                defer { try? connection.execute("COMMIT") }
-                return try body()
-            }
-            try? connection.execute("ROLLBACK")
-        }
-    }
-
-    /// Wakes the writer with an empty job, so that it looks at merge requests after its batch; false when it
-    /// no longer takes jobs.
-    static func wake(_ writer: WorkerThreads<WriterState>) -> Bool {
-        writer.submit { state in state.current!.onCommit = { _ in } }
-    }
-
-    /// Begins a read transaction and takes its snapshot (SQLite takes it at the first read).
-    static func beginSnapshot(_ connection: SQLiteConnection) throws {
-        try connection.execute("BEGIN")
-        do {
-            _ = try connection.scalarInt("SELECT pending_from FROM index_state")
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
-        }
-    }
-
-    /// Field-index rows the writer holds and has not merged yet (`defersIndexWrites`).
-    public var heldIndexRows: Int { indexGate.heldRows }
-
-    /// Returns once every field-index row the writer holds (`defersIndexWrites`) is in the table.
-    public func mergeHeldIndexRows() async throws {
-        guard let target = indexGate.unmerged() else { return }
-        try await indexGate.wait(for: target) { Self.wake(writer) }
-    }
-
-    /// Runs a read on a reader thread. Reads see the last committed state, and the field index holds every
-    /// row of it: a read first waits for the writer to merge the rows it holds (`DeferredIndex.swift`), unless
-    /// `usesIndex` is false (reads of other tables).
-    public func read<T: Sendable>(usesIndex: Bool = true, _ body: @escaping @Sendable (ReadContext) throws -> T) async throws -> T {
+    /// Runs a read on a reader thread. Reads see the last committed state, field index included: a write's
+    /// index rows are committed with it.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (ReadContext) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            read(usesIndex: usesIndex, body) { continuation.resume(with: $0) }
+            read(body) { continuation.resume(with: $0) }
         }
     }
 
     /// `read(_:)` for callers that are not tasks: `completion` runs once, on the reader thread, with the result.
     /// It must not block.
-    public func read<T: Sendable>(usesIndex: Bool = true, _ body: @escaping @Sendable (ReadContext) throws -> T,
+    public func read<T: Sendable>(_ body: @escaping @Sendable (ReadContext) throws -> T,
                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         // The job holds the parts of the store it uses.
-        let accepted = readers.submit { [statistics, composites, indexGate, weak writer, defersIndexWrites] connection in
-            completion(Result {
-                let context = ReadContext(connection: connection, statistics: statistics, composites: composites)
-                guard usesIndex && defersIndexWrites else { return try body(context) }
-                guard let writer else { throw HearthError.unavailable("the server is shutting down") }
-                return try Self.withIndexSnapshot(connection, gate: indexGate, writer: writer) { try body(context) }
-            })
+        let accepted = readers.submit { [statistics, composites] connection in
+            completion(Result { try body(ReadContext(connection: connection, statistics: statistics, composites: composites)) })
         }
         if !accepted { completion(.failure(HearthError.unavailable("the server is shutting down"))) }
     }
@@ -424,18 +355,8 @@ public final class Store: Sendable {
     /// (a query): once SQLite has run about `instructions` virtual-machine instructions for it, the read stops
     /// and throws `ReadBudgetExceeded`, and the caller can run it again with `read`. A read that reaches the
     /// bound never returns a value, even one its body made from interrupted statements.
-    /// It also throws `ReadBudgetExceeded` at once while the writer holds index rows not merged yet, since
-    /// the calling thread must not wait for the merge.
     public func boundedRead<T>(instructions: Int, _ body: (ReadContext) throws -> T) throws -> T {
-        if defersIndexWrites && indexGate.unmerged() != nil { throw ReadBudgetExceeded() }
-        return try pointReaders.with { connection in
-            if defersIndexWrites {
-                try Self.beginSnapshot(connection)
-                if indexGate.unmerged() != nil {
-                    try? connection.execute("ROLLBACK")
-                    throw ReadBudgetExceeded()
-                }
-            }
+        try pointReaders.with { connection in
             let (result, exceeded) = connection.withInstructionLimit(instructions) {
                 try body(ReadContext(connection: connection, statistics: statistics, composites: composites))
             }
@@ -483,7 +404,6 @@ public final class Store: Sendable {
             state.wantsCheckpoint = true
         }
         writer.shutdown()
-        indexGate.close()
         syncer.shutdown()
         folderLock?.release()
     }
@@ -553,31 +473,16 @@ final class WriterState: @unchecked Sendable {
     let retention: Int
     let trimInterval: Int
     var commitsSinceTrim = 0
+    var changesSinceTrim = 0
     let composites: CompositeIndexes
     let maxIndexEntries: Int
     let documentCache: DecodedDocumentCache
     /// Documents changed by the batch under way (committed or not): the cache does not speak for them.
     var batchChanged: Set<DocumentPath> = []
-    /// Deferred index writes (`DeferredIndex.swift`).
-    let defersIndexWrites: Bool
-    let mergeLimits: IndexMergeLimits
-    let gate: IndexMergeGate
-    /// Where held rows are sorted for a merge, and a finished merge's rows freed (`SortedRows`).
-    let sortQueue: DispatchQueue
-    var deferred = DeferredIndexState()
-    /// Whether the batch under way holds its rows (`decideDeferral`).
-    var defersNow = false
 
     init(connection: SQLiteConnection, retention: Int, trimInterval: Int, composites: CompositeIndexes, maxIndexEntries: Int,
-         documentCache: DecodedDocumentCache, defersIndexWrites: Bool = false, mergeLimits: IndexMergeLimits = .init(),
-         gate: IndexMergeGate = .init(), sortQueue: DispatchQueue = DispatchQueue(label: "hearth-index-sort")) throws {
+         documentCache: DecodedDocumentCache) throws {
         self.connection = connection
-        self.defersIndexWrites = defersIndexWrites
-        self.mergeLimits = mergeLimits
-        self.gate = gate
-        self.sortQueue = sortQueue
-        deferred.storedSince = try Store.pendingFrom(on: connection)
-        deferred.knownSequence = try ReadContext.lastSequence(on: connection)
         self.documentCache = documentCache
         self.retention = retention
         self.trimInterval = trimInterval
@@ -603,9 +508,6 @@ final class WriterState: @unchecked Sendable {
         defer { batchChanged.removeAll(keepingCapacity: true) }
         do {
             try connection.prepare("BEGIN IMMEDIATE").run()
-            if defersIndexWrites {
-                do { try absorbForeignChanges() } catch { try? connection.execute("ROLLBACK"); throw error }
-            }
         } catch {
             logger.error("cannot begin a write transaction", metadata: ["error": "\(error)"])
             for job in jobs {
@@ -617,8 +519,6 @@ final class WriterState: @unchecked Sendable {
             current = nil
             return
         }
-        var staged: [(DocumentPath, HeldRows?)] = []
-        decideDeferral()
         for job in jobs {
             let context = WriteContext(connection: connection, writer: self)
             let state = WriteJobState(context: context)
@@ -629,7 +529,6 @@ final class WriterState: @unchecked Sendable {
                 try? connection.prepare("ROLLBACK TO job").run()
             } else {
                 changes.append(contentsOf: context.changes)
-                staged.append(contentsOf: context.staged)
             }
             try? connection.prepare("RELEASE job").run()
             states.append(state)
@@ -640,26 +539,14 @@ final class WriterState: @unchecked Sendable {
             do {
                 if !changes.isEmpty {
                     commitsSinceTrim += 1
-                    if commitsSinceTrim >= trimInterval {
+                    changesSinceTrim += changes.count
+                    if commitsSinceTrim >= trimInterval || changesSinceTrim >= max(1, retention / 10) {
                         commitsSinceTrim = 0
+                        changesSinceTrim = 0
                         try trimChangeLog()
                     }
                 }
-                let holdsRows = staged.contains { $0.1 != nil }
-                if holdsRows, let first = changes.first?.sequence {
-                    try markPending(from: first)
-                    // Before the commit is visible: a reader whose snapshot has it then finds rows held.
-                    gate.heldMore()
-                }
                 try connection.prepare("COMMIT").run()
-                if let first = changes.first?.sequence {
-                    deferred.knownSequence = max(deferred.knownSequence, changes.last!.sequence)
-                    if !staged.isEmpty {
-                        if deferred.storedSince == nil && holdsRows { deferred.storedSince = first }
-                        // Before any acknowledgement: a read that follows one waits for these rows.
-                        holdStaged(staged, since: first)
-                    }
-                }
             } catch {
                 logger.error("commit failed", metadata: ["error": "\(error)"])
                 try? connection.execute("ROLLBACK")
@@ -678,9 +565,6 @@ final class WriterState: @unchecked Sendable {
             }
         }
         if wantsCheckpoint {
-            if defersIndexWrites {
-                do { try mergeAll() } catch { logger.error("cannot merge held index rows before stopping; the next start adds them", metadata: ["error": "\(error)"]) }
-            }
             syncer.checkpoint(connection, mode: "TRUNCATE")
             wantsCheckpoint = false
         } else {
@@ -698,7 +582,8 @@ final class WriterState: @unchecked Sendable {
     }
 
     func trimChangeLog() throws {
-        // Never past `index_state.pending_from`: a start after an unclean stop reads the changes from there on.
+        // Never past `index_state.pending_from`, which an earlier version's server running beside this process
+        // may still need (`restoreRowsHeldByAnEarlierVersion`).
         let s = try connection.prepare("""
             DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes) - ?
                 AND seq < coalesce((SELECT pending_from FROM index_state), 9223372036854775807)

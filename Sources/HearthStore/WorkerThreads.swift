@@ -14,12 +14,7 @@ final class WorkerThreads<Resource: Sendable>: @unchecked Sendable {
 
     /// Starts one thread per resource. With `batchLimit > 1`, a thread takes up to that many queued jobs at
     /// once and hands them over together (group commit).
-    /// `afterBatch` runs on the thread after each batch, with a function that tells whether no job is queued.
-    /// `idleWork` runs on a thread that has had no job for `idleDelay` seconds, with the same function; it
-    /// returns true when it has more to do at the next quiet moment, false to wait for jobs only.
-    init(name: String, resources: [Resource], batchLimit: Int = 1, batchBody: (@Sendable ([Job], Resource) -> Void)? = nil,
-         afterBatch: (@Sendable (Resource, () -> Bool) -> Void)? = nil,
-         idleDelay: TimeInterval = 0.1, idleWork: (@Sendable (Resource, () -> Bool) -> Bool)? = nil) {
+    init(name: String, resources: [Resource], batchLimit: Int = 1, batchBody: (@Sendable ([Job], Resource) -> Void)? = nil) {
         self.batchLimit = batchLimit
         running = resources.count
         for (i, resource) in resources.enumerated() {
@@ -28,7 +23,7 @@ final class WorkerThreads<Resource: Sendable>: @unchecked Sendable {
                 // Named from inside: set before `start`, the name does not reach the OS thread on Linux, and it
                 // is what `top -H` and profilers show.
                 Thread.current.name = threadName
-                self.loop(resource, batchBody: batchBody, afterBatch: afterBatch, idleDelay: idleDelay, idleWork: idleWork)
+                self.loop(resource, batchBody: batchBody)
             }
             thread.stackSize = 4 << 20
             thread.start()
@@ -55,31 +50,10 @@ final class WorkerThreads<Resource: Sendable>: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// True when no job is queued.
-    private var isIdle: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return head == jobs.count
-    }
-
-    private func loop(_ resource: Resource, batchBody: (@Sendable ([Job], Resource) -> Void)?,
-                      afterBatch: (@Sendable (Resource, () -> Bool) -> Void)?,
-                      idleDelay: TimeInterval, idleWork: (@Sendable (Resource, () -> Bool) -> Bool)?) {
-        // True while `idleWork` may have something to do: after every batch, until it says it has not.
-        var idleWorkLeft = idleWork != nil
+    private func loop(_ resource: Resource, batchBody: (@Sendable ([Job], Resource) -> Void)?) {
         while true {
             condition.lock()
-            while head == jobs.count && !stopping {
-                guard idleWorkLeft, let idleWork else {
-                    condition.wait()
-                    continue
-                }
-                if !condition.wait(until: Date(timeIntervalSinceNow: idleDelay)) && head == jobs.count && !stopping {
-                    condition.unlock()
-                    idleWorkLeft = idleWork(resource) { self.isIdle }
-                    condition.lock()
-                }
-            }
+            while head == jobs.count && !stopping { condition.wait() }
             if head == jobs.count && stopping {
                 running -= 1
                 condition.broadcast()
@@ -102,8 +76,6 @@ final class WorkerThreads<Resource: Sendable>: @unchecked Sendable {
             } else {
                 for job in batch { job(resource) }
             }
-            afterBatch?(resource) { self.isIdle }
-            idleWorkLeft = idleWork != nil
         }
     }
 }

@@ -6,24 +6,10 @@ extension WriteContext {
     /// from `previous` (the fields stored before, or nil when the document did not exist).
     public func put(_ document: StoredDocument, fields: [String: Value], previous: [String: Value]?,
                     commitTime: Timestamp) throws {
-        if writer.defersNow, previous == nil, writer.composites.of(document.path.collectionID).isEmpty {
-            // A create: its rows are derived later, off this thread, once the entries' count is known to fit.
-            let estimate = IndexEntry.maximumCount(of: fields)
-            if estimate > writer.maxIndexEntries { _ = try entries(of: fields, at: document.path) }
-            try putRow(document, commitTime: commitTime)
-            staged.append((document.path, .fields(fields, estimate: estimate)))
-            return
-        }
         let new = try entries(of: fields, at: document.path)
         let old = try previous.map { fields throws(HearthError) in try entries(of: fields, at: document.path, stored: true) } ?? []
         try putRow(document, commitTime: commitTime)
-        if writer.defersNow || writer.holdsRows(of: document.path) {
-            // Every row of the new version is held: the old version's may be held too, not in the table yet.
-            try updateIndex(document.path, removing: old.subtracting(new), adding: [])
-            staged.append((document.path, .rows(PendingRow.rows(new, of: document.path))))
-        } else {
-            try updateIndex(document.path, removing: old.subtracting(new), adding: new.subtracting(old))
-        }
+        try updateIndex(document.path, removing: old.subtracting(new), adding: new.subtracting(old))
     }
 
     /// Deletes a document whose stored fields the caller already holds (nil: known missing). Returns whether it
@@ -32,7 +18,6 @@ extension WriteContext {
     public func delete(_ path: DocumentPath, previous: [String: Value]?, commitTime: Timestamp) throws -> Bool {
         guard try deleteRow(path, commitTime: commitTime) else { return false }
         if let previous { try updateIndex(path, removing: try entries(of: previous, at: path, stored: true), adding: []) }
-        if writer.defersNow || writer.holdsRows(of: path) { staged.append((path, nil)) }
         return true
     }
 

@@ -6,8 +6,6 @@ public final class WriteContext {
     let connection: SQLiteConnection
     unowned let writer: WriterState
     var changes: [ChangeRecord] = []
-    /// With deferred index writes: the rows each changed document adds (nil: none), held once the batch commits.
-    var staged: [(DocumentPath, HeldRows?)] = []
 
     init(connection: SQLiteConnection, writer: WriterState) {
         self.connection = connection

@@ -6,16 +6,17 @@ extension ServerProcess {
     /// `HearthCLI.run`).
     ///
     /// With `fileSizeBlocks`, the server can write no file past that many 512-byte blocks (`ulimit -f`, with
-    /// SIGXFSZ ignored): writes past it fail as on a full disk.
+    /// SIGXFSZ ignored): writes past it fail as on a full disk. `environment` adds variables to this process's.
     public static func launch(_ arguments: [String], adminKey: String? = nil, fileSizeBlocks: Int? = nil,
-                              timeout: Double = 60) async throws -> ServerProcess {
+                              environment: [String: String] = [:], timeout: Double = 60) async throws -> ServerProcess {
         try await RawHTTPConnection.onOwnThread {
-            try launchNow(arguments, adminKey: adminKey, fileSizeBlocks: fileSizeBlocks, timeout: timeout)
+            try launchNow(arguments, adminKey: adminKey, fileSizeBlocks: fileSizeBlocks, extra: environment, timeout: timeout)
         }
     }
 
-    private static func launchNow(_ arguments: [String], adminKey: String?, fileSizeBlocks: Int?, timeout: Double) throws -> ServerProcess {
-        var environment = ProcessInfo.processInfo.environment
+    private static func launchNow(_ arguments: [String], adminKey: String?, fileSizeBlocks: Int?, extra: [String: String],
+                                  timeout: Double) throws -> ServerProcess {
+        var environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
         environment["HEARTH_ADMIN_KEY"] = adminKey
         let output = try ChildProcess.pipe()
         let process = try ChildProcess.start(childEnds: [output.write], parentEnds: [output.read]) {

@@ -13,7 +13,7 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the server.",
         discussion: """
             Settings come from flags, then HEARTH_* environment variables (HEARTH_DATA, HEARTH_HOST, HEARTH_PORT,
-            HEARTH_ADMIN_KEY, HEARTH_METRICS_KEY, HEARTH_SYNCHRONOUS, HEARTH_INDEX_WRITES, HEARTH_AUTO_IDS, HEARTH_LOG_LEVEL, HEARTH_RULES,
+            HEARTH_ADMIN_KEY, HEARTH_METRICS_KEY, HEARTH_SYNCHRONOUS, HEARTH_AUTO_IDS, HEARTH_LOG_LEVEL, HEARTH_RULES,
             HEARTH_INDEXES, and those named with the account and connection settings), then a JSON config file
             (--config), in that order.
             """
@@ -24,9 +24,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (default 8080).") var port: Int?
     @Option(help: "Durability: NORMAL (default; survives process crashes, WAL synced within 50 ms) or FULL (every acknowledged commit synced to disk).") var synchronous: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
-    @Option(help: "Field-index writes: deferred (default; merged in key order after the commit, queries wait for them) or immediate (in each write's commit).") var indexWrites: String?
+    @Option(help: ArgumentHelp("Deprecated and ignored: every commit writes its own field-index rows.", visibility: .hidden))
+    var indexWrites: String?
     @Option(help: "Ids of documents created without one: ordered (default; 8 characters of the creation time, then 12 random, so they sort by creation and new documents are appended to the store's indexes) or random (Firestore's 20 random characters; an id reveals nothing).") var autoIds: String?
-    @Option(help: "A JSON file with any of: data, host, port, adminKey, metricsKey, synchronous, indexWrites, autoIds, logLevel, rules, indexes, dev (true or false), and the account and connection settings below by their names (argon2Memory, accessTokenLifetime, idleTimeout…).") var config: String?
+    @Option(help: "A JSON file with any of: data, host, port, adminKey, metricsKey, synchronous, autoIds, logLevel, rules, indexes, dev (true or false), and the account and connection settings below by their names (argon2Memory, accessTokenLifetime, idleTimeout…).") var config: String?
     @Flag(help: "Development mode: denials name the deciding rule.") var dev = false
     @Option(help: "Security rules file; reloaded when it changes or on SIGHUP.") var rules: String?
     @Option(help: "Composite indexes and single-field overrides (Firestore's firestore.indexes.json format); entries are built or dropped at start.") var indexes: String?
@@ -57,11 +58,12 @@ struct Serve: AsyncParsableCommand {
             configuration.synchronous = value
         }
         if let text = setting(indexWrites, "HEARTH_INDEX_WRITES", "indexWrites") {
-            switch text.lowercased() {
-            case "deferred": configuration.defersIndexWrites = true
-            case "immediate": configuration.defersIndexWrites = false
-            default: throw ValidationError("indexWrites must be deferred or immediate, got \(text)")
+            // Accepted for one more release, so that a start script written for the old setting still starts.
+            guard ["deferred", "immediate"].contains(text.lowercased()) else {
+                throw ValidationError("indexWrites must be deferred or immediate, got \(text)")
             }
+            print("warning: --index-writes (HEARTH_INDEX_WRITES, indexWrites) is deprecated and ignored: every commit "
+                  + "writes its own field-index rows; remove the setting")
         }
         if let text = setting(autoIds, "HEARTH_AUTO_IDS", "autoIds") {
             guard let value = AutoIDs(rawValue: text.lowercased()) else {

@@ -324,6 +324,64 @@ import Testing
         await h.stop()
     }
 
+    /// Writes faster than the feed takes them: with room for one queued commit, bursts of concurrent commits
+    /// are dropped while it is behind (`ListenConfiguration.maxQueuedChangeBytes`), and every view is read
+    /// again once it catches up. The listener's views must still end exactly as the queries' results.
+    @Test func aFeedThatFallsBehindDropsCommitsAndReadsItsViewsAgain() async throws {
+        var configuration = ListenConfiguration()
+        configuration.maxQueuedChangeBytes = 1
+        let h = try Harness(configuration: configuration)
+        let items = CollectionPath(uncheckedSegments: ["items"])
+        func field(_ name: String) -> FieldPath { FieldPath(uncheckedSegments: [name]) }
+        let queries: [String: Query] = [
+            "all": Query(source: .collection(items)),
+            "a": Query(source: .collection(items), filter: .field(FieldFilter(field: field("cat"), op: .equal, value: .string("a")))),
+            "top": Query(source: .collection(items), orderBy: [Query.Order(field("n"), .descending)], limit: 5),
+        ]
+        for i in 0..<10 { try await h.set("items/d\(i)", #"{"n": \#(i), "cat": "a"}"#) }
+        let connection = h.feed.connect(identity: .admin)
+        for (id, query) in queries { try connection.listen(id: id, target: .query(query), resumeToken: nil) }
+        var views: [String: [Document]] = [:]
+        func drain() async throws {
+            while let event = try? await Self.next(connection, within: .milliseconds(500)) {
+                guard case .snapshot(let snapshot) = event else { Issue.record("\(event)"); continue }
+                guard let view = ViewChange.apply(snapshot.changes, to: snapshot.initial ? [] : views[snapshot.targetID] ?? []) else {
+                    Issue.record("\(snapshot.targetID)'s changes do not apply")
+                    return
+                }
+                views[snapshot.targetID] = view
+            }
+        }
+        try await drain()
+        for round in 0..<20 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for k in 0..<25 {
+                    let i = (round * 7 + k) % 40
+                    group.addTask {
+                        if k % 6 == 5 {
+                            _ = try await h.database.commit(CommitRequest(writes: [Write(kind: .delete, path: try DocumentPath("items/d\(i)"))]),
+                                                            as: .admin)
+                        } else {
+                            try await h.set("items/d\(i)", #"{"n": \#(round * 100 + k), "cat": "\#(k % 2 == 0 ? "a" : "b")"}"#)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        try await drain()
+        #expect(h.feed.droppedCommits > 0, "the feed never fell behind; the test proves nothing")
+        let stored = try await h.store.read { try $0.allDocuments(after: nil, limit: 1_000) }.map { try $0.decoded() }
+        for (id, query) in queries {
+            let expected = try query.run(over: stored)
+            let view = views[id] ?? []
+            #expect(view.map(\.path) == expected.map(\.path)
+                    && view.map { Value.encodeFields($0.fields) } == expected.map { Value.encodeFields($0.fields) },
+                    "\(id): view \(view.map(\.path.id)) expected \(expected.map(\.path.id))")
+        }
+        await h.stop()
+    }
+
     /// While no target is open the feed keeps only the latest hand-overs of commits (`CommitHandOver`). Targets
     /// opened and closed again and again, each while a writer creates documents in its collection, must each
     /// end up with every document created.

@@ -75,7 +75,7 @@ import Testing
             if r.status != 200 || r.json?["data"] != expected { missing.append(path) }
         }
         #expect(missing.isEmpty, "at \(synchronous), \(missing.count) of \(acknowledged.count) acknowledged writes were lost: \(missing.prefix(5))")
-        // Queries find them too: the field-index rows the server held in memory are added back at the start.
+        // Queries find them too: each write's field-index rows are committed with it.
         var unqueried: [String] = []
         for w in 0..<writers {
             let r = try await client.query(#"{"from": "crash", "where": [["writer", "==", \#(w)], ["ok", "==", true]]}"#)
@@ -159,7 +159,7 @@ import Testing
 
         let second = try await CommandResult.run(["serve", "--port", "0", "--data", dir], timeout: 30)
         #expect(second.status != 0)
-        #expect(second.errorOutput.contains("the data folder \(dir) is in use by another process (pid \(first.pid))"),
+        #expect(second.errorOutput.contains("the data folder \(dir) is in use by another process (pid \(first.pid)), hearth serve,"),
                 "\(second.errorOutput)")
         #expect(!second.output.contains("listening"))
         // It says only that: nothing about rules, which it never reached.

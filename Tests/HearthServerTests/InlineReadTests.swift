@@ -46,16 +46,11 @@ import Logging
 
     /// Starts a server answering inline and one routing everything, with the same rules, gives each the same
     /// `transcript` and expects the two line by line equal. Answers both servers, still running.
-    /// `defersIndexWrites` false: the first query after writes is answered inline too (with deferred index
-    /// writes it is routed, to wait for the merge off the event loop).
-    static func inlineAndRouted(rules: String, dev: Bool = false, defersIndexWrites: Bool = true,
-                                _ transcript: (TestServer) async throws -> [String])
+    static func inlineAndRouted(rules: String, dev: Bool = false, _ transcript: (TestServer) async throws -> [String])
         async throws -> (inline: TestServer, routed: TestServer) {
         let file = try RulesHTTPTests.writeRules(rules)
-        let inline = try await TestServer.start { $0.rulesFile = file; $0.dev = dev; $0.defersIndexWrites = defersIndexWrites }
-        let routed = try await TestServer.start {
-            $0.rulesFile = file; $0.dev = dev; $0.inlineAnswers = false; $0.defersIndexWrites = defersIndexWrites
-        }
+        let inline = try await TestServer.start { $0.rulesFile = file; $0.dev = dev }
+        let routed = try await TestServer.start { $0.rulesFile = file; $0.dev = dev; $0.inlineAnswers = false }
         let a = try await transcript(inline), b = try await transcript(routed)
         #expect(a.count == b.count)
         for (x, y) in zip(a, b) {

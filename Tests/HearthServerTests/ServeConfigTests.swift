@@ -72,6 +72,22 @@ import Testing
                 "\(stalled.text)")
     }
 
+    /// The removed index-writes setting still starts a server, with a warning, whichever way it is given.
+    @Test(arguments: [(["--index-writes", "deferred"], [String: String](), ""),
+                      ([], ["HEARTH_INDEX_WRITES": "immediate"], ""),
+                      ([], [:], #"{"indexWrites": "deferred"}"#)])
+    func theOldIndexWritesSettingStartsWithAWarning(flags: [String], environment: [String: String], file: String) async throws {
+        let folder = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let config = file.isEmpty ? [] : ["--config", try Self.write(file)]
+        let server = try await ServerProcess.launch(["serve", "--port", "0", "--data", folder + "/data"] + flags + config,
+                                                    adminKey: "k-" + UUID().uuidString, environment: environment)
+        #expect(server.outputText.contains("warning: --index-writes (HEARTH_INDEX_WRITES, indexWrites) is deprecated and ignored"),
+                "\(server.outputText)")
+        server.signal(SIGTERM)
+        _ = try await server.waitForExit()
+    }
+
     @Test func aBrokenFileStopsTheServerSayingWhy() async throws {
         let folder = TestServer.temporaryDirectory()
         let cases: [(String, String)] = [

@@ -23,10 +23,10 @@ import Testing
         let raw = try SQLiteConnection(path: configuration.databasePath)
         let indexed = try raw.scalarInt("SELECT count(*) FROM field_index")
         #expect((indexed ?? 0) > 0)
-        // Back to the schema before the field index (and the revocation log and composite indexes after it).
+        // Back to the schema before the field index (and the revocation log, composite indexes and import records after it).
         try raw.execute("""
             DROP TRIGGER auth_sessions_revoked; DROP TRIGGER auth_users_disabled; DROP TRIGGER auth_sessions_deleted;
-            DROP TABLE auth_revocations; DROP TABLE composite_indexes; DROP TABLE nested_groups; DROP TABLE field_overrides; DROP TABLE index_state; DROP TABLE field_index;
+            DROP TABLE auth_revocations; DROP TABLE composite_indexes; DROP TABLE nested_groups; DROP TABLE field_overrides; DROP TABLE index_state; DROP TABLE imports; DROP TABLE field_index;
             CREATE INDEX documents_by_parent ON documents(parent, path); CREATE INDEX documents_by_group ON documents(collection_id, path);
             PRAGMA user_version = \(Schema.fieldIndexVersion - 1)
             """)

@@ -64,10 +64,12 @@ import Testing
         try await put("owners/o/notes/c", #"{"cat": "a"}"#, in: store)
         store.close()
         let raw = try SQLiteConnection(path: configuration.databasePath)
-        // Back to the schema before the marks (and the dropped document indexes, field overrides and index state after them).
+        // Back to the schema before the marks (and the dropped document indexes, field overrides, index state and import
+        // records after them).
         try raw.execute("""
-            DROP TABLE nested_groups; DROP TABLE field_overrides; DROP TABLE index_state; CREATE INDEX documents_by_parent ON documents(parent, path);
-            CREATE INDEX documents_by_group ON documents(collection_id, path); PRAGMA user_version = \(Schema.migrations.count - 4)
+            DROP TABLE nested_groups; DROP TABLE field_overrides; DROP TABLE index_state; DROP TABLE imports;
+            CREATE INDEX documents_by_parent ON documents(parent, path);
+            CREATE INDEX documents_by_group ON documents(collection_id, path); PRAGMA user_version = \(Schema.migrations.count - 5)
             """)
 
         store = try Store(configuration: configuration)

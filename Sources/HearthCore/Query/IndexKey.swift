@@ -188,9 +188,22 @@ public enum IndexKey {
     // MARK: bytes
 
     static func appendEscaped(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
-        for b in bytes {
-            out.append(b)
-            if b == 0x00 { out.append(0xFF) }
+        // Bytes without a NUL (nearly every string) are copied at once.
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            guard buffer.contains(0) else {
+                out.append(contentsOf: buffer)
+                return
+            }
+            for b in buffer {
+                out.append(b)
+                if b == 0x00 { out.append(0xFF) }
+            }
+        }
+        if copied == nil {
+            for b in bytes {
+                out.append(b)
+                if b == 0x00 { out.append(0xFF) }
+            }
         }
         out.append(0x00)
         out.append(0x01)

@@ -35,6 +35,10 @@ public final class ChangeFeed: Service, Sendable {
     /// revoked, too slow, shutting down).
     public var openConnections: Int { openConnectionCount.load(ordering: .relaxed) }
 
+    /// Commits dropped so far because the feed had `ListenConfiguration.maxQueuedChangeBytes` waiting (its
+    /// views were read again instead).
+    public var droppedCommits: Int { handOver.dropped }
+
     /// Starts following the database's commits; `run` processes them.
     public init(database: Database, configuration: ListenConfiguration = .init(), authorizer: ListenAuthorizer? = nil,
                 revocations: RevocationHub? = nil, identities: (@Sendable (ListenSession) async throws -> Identity?)? = nil,
@@ -48,7 +52,7 @@ public final class ChangeFeed: Service, Sendable {
         let (messages, inbox) = AsyncStream<FeedMessage>.makeStream(bufferingPolicy: .unbounded)
         self.messages = messages
         self.inbox = inbox
-        let handOver = CommitHandOver()
+        let handOver = CommitHandOver(maxQueuedBytes: configuration.maxQueuedChangeBytes)
         self.handOver = handOver
         database.store.onCommit { changes in handOver.receive(changes, inbox: inbox) }
         database.store.onChangesMissed { inbox.yield(.changesMissed) }
@@ -148,6 +152,10 @@ public final class ChangeFeed: Service, Sendable {
 /// has none: waking the loop for every commit that concerns no one cost creates server CPU for nothing
 /// (`bench/README.md`).
 ///
+/// What waits for the loop is bounded (`maxQueuedBytes`): when commits come faster than the loop takes them,
+/// later ones are dropped until it has taken every one queued before, and then it is told to read every view
+/// again (`.changesMissed`, as when another process's changes were trimmed unseen), which reads them all.
+///
 /// Nothing a view needs is lost. A view's first result is read at a change-log position after the view
 /// starts listening (`startListening`, before its load is asked for), and only later changes are applied to
 /// it. The store hands changes over in commit order, one hand-over at a time, and at most the latest may
@@ -158,17 +166,41 @@ final class CommitHandOver: Sendable {
     private struct State {
         var listening = false
         var parked: [[ChangeRecord]] = []
+        /// Bytes of the commits queued for the loop and not taken yet.
+        var queuedBytes = 0
+        /// Whether commits were dropped since the loop last caught up.
+        var dropping = false
+        var dropped = 0
     }
 
     /// Hand-overs kept while no view is open; more than the one that can precede its commit, for margin.
     static let kept = 4
     private let state = Mutex(State())
+    let maxQueuedBytes: Int
+
+    init(maxQueuedBytes: Int = ListenConfiguration().maxQueuedChangeBytes) { self.maxQueuedBytes = maxQueuedBytes }
+
+    /// What a commit's changes weigh while queued: the stored documents, and a little for each record.
+    static func bytes(_ changes: [ChangeRecord]) -> Int {
+        changes.reduce(0) { $0 + 64 + ($1.document?.data.count ?? 0) }
+    }
+
+    /// Commits dropped so far.
+    var dropped: Int { state.withLock { $0.dropped } }
 
     /// Called by the store for each hand-over, in commit order. The message is queued under the lock, so that
     /// hand-overs and a switch to listening are in one order.
     func receive(_ changes: [ChangeRecord], inbox: AsyncStream<FeedMessage>.Continuation) {
         state.withLock { state in
             if state.listening {
+                let size = Self.bytes(changes)
+                // One commit always fits an empty queue, however large, or it would be dropped for good.
+                if state.dropping || (state.queuedBytes > 0 && state.queuedBytes + size > maxQueuedBytes) {
+                    state.dropping = true
+                    state.dropped += 1
+                    return
+                }
+                state.queuedBytes += size
                 inbox.yield(.commit(changes))
             } else {
                 if state.parked.count == Self.kept { state.parked.removeFirst() }
@@ -189,6 +221,19 @@ final class CommitHandOver: Sendable {
     /// The loop has no view open: hand-overs are kept instead of queued.
     func stopListening() {
         state.withLock { $0.listening = false }
+    }
+
+    /// The loop took a commit off its queue. Once it has taken every commit queued before a drop, it is told to
+    /// read every view again, ahead of any later commit.
+    func taken(_ changes: [ChangeRecord], inbox: AsyncStream<FeedMessage>.Continuation) {
+        state.withLock { state in
+            state.queuedBytes -= Self.bytes(changes)
+            if state.dropping && state.queuedBytes <= 0 {
+                state.queuedBytes = 0
+                state.dropping = false
+                inbox.yield(.changesMissed)
+            }
+        }
     }
 }
 

@@ -59,7 +59,9 @@ final class FeedState {
         switch message {
         case .connect(let connection):
             if connections[connection.id] == nil { connections[connection.id] = (connection, [:]) }
-        case .commit(let records): commit(records, load: load)
+        case .commit(let records):
+            feed.handOver.taken(records, inbox: feed.inbox)
+            commit(records, load: load)
         case .changesMissed: reloadAll(load: load)
         case .add(let subscriber):
             add(subscriber, load: load)

@@ -4,6 +4,10 @@ public struct ListenConfiguration: Sendable {
     public var maxTargetsPerConnection = 100
     /// Events a connection may have waiting to be sent; past it the client is told to resume.
     public var maxQueuedEvents = 1_000
+    /// Bytes of committed changes (documents as stored) the feed may have waiting while its views are open.
+    /// When writes outrun it, later commits are dropped until it has caught up; then every view reads its
+    /// result again, so listeners get the difference as one snapshot instead of each change.
+    public var maxQueuedChangeBytes = 64 << 20
     /// Largest message a client may send, in bytes.
     public var maxMessageBytes = 64 * 1024
     /// Longest target id a client may choose, in bytes.

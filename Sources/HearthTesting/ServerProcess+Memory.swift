@@ -1,0 +1,13 @@
+import Foundation
+
+extension ServerProcess {
+    /// The server's resident memory in bytes (`VmRSS` of `/proc/PID/status`), for tests that bound it.
+    public func residentBytes() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            // "VmRSS:     123456 kB"
+            if let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) { return kilobytes * 1024 }
+        }
+        throw ServerProcessError(message: "no VmRSS in /proc/\(pid)/status")
+    }
+}

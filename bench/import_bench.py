@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""`hearth import` of a generated NDJSON file into a fresh data folder: documents per second and peak RSS.
+
+Shapes: `bench` is the ~300-byte document of docs_bench.py (four fields, its title and count its own), `scale`
+the six fields and two-element array of query_bench.py scale (a random score and tags, so that its rows land
+all over the index), nine in ten in `items` and one in ten under one of 1,000 owners. Each size is imported
+ROUNDS times, each into a fresh folder; the file is written once per shape and size, outside the timing.
+
+    python3 bench/import_bench.py [--sizes 100000,1000000] [--shapes bench,scale] [--rounds 2] [--batch N]
+                                  [--binary PATH]
+"""
+import argparse, json, os, random, resource, shutil, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from docs_bench import built  # noqa: E402
+
+
+def write_file(path, shape, n):
+    rng = random.Random(7)
+    with open(path, "w") as f:
+        for i in range(n):
+            if shape == "bench":
+                doc = {"path": f"bench/b{i:014d}",
+                       "data": {"title": f"A day at the lake, part {i}", "count": i, "published": i % 2 == 0, "body": "lorem ipsu" * 20}}
+            else:
+                doc = {"path": f"owners/o{i % 1000}/notes/n{i:08d}" if i % 10 == 0 else f"items/i{i:08d}",
+                       "data": {"cat": f"c{i % 100}", "score": rng.randrange(1_000_000), "n": i,
+                                "tags": [f"t{rng.randrange(200)}", f"t{rng.randrange(200)}"], "title": f"item {i}", "flag": i % 3 == 0}}
+            f.write(json.dumps(doc) + "\n")
+
+
+def peak_rss_mib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def run(binary, file, folder, batch):
+    """Imports `file` into `folder`; answers (seconds, peak RSS in MiB, CPU seconds) of the import."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    args = [binary, "import", file, "--data", folder] + (["--batch", str(batch)] if batch else [])
+    t0 = time.monotonic()
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, peak_rss_mib(proc.pid))  # VmHWM: the peak so far, read until the process ends
+        time.sleep(0.2)
+    seconds = time.monotonic() - t0
+    err = proc.stderr.read()
+    if proc.returncode != 0:
+        raise SystemExit(f"import failed ({proc.returncode}): {err[-2000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, peak, cpu
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="100000,1000000")
+    ap.add_argument("--shapes", default="bench,scale")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=None)
+    ap.add_argument("--binary", default=None)
+    args = ap.parse_args()
+    binary = args.binary or built()
+    tmp = tempfile.mkdtemp(prefix="hearth-import-")
+    try:
+        print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+        rows = []
+        for shape in args.shapes.split(","):
+            for n in (int(s) for s in args.sizes.split(",")):
+                file = os.path.join(tmp, f"{shape}-{n}.ndjson")
+                write_file(file, shape, n)
+                for k in range(args.rounds):
+                    folder = os.path.join(tmp, f"data-{shape}-{n}-{k}")
+                    seconds, rss, cpu = run(binary, file, folder, args.batch)
+                    print(f"{shape:5} {n:>9,} documents: {seconds:6.1f} s, {n / seconds:8,.0f}/s, CPU {cpu:6.1f} s "
+                          f"({cpu / n * 1e6:.0f} µs a document), peak RSS {rss:.0f} MiB, load average {os.getloadavg()[0]:.1f}",
+                          flush=True)
+                    rows.append((shape, n, n / seconds))
+                    shutil.rmtree(folder, ignore_errors=True)
+                os.remove(file)
+        print("\n| shape | documents | documents/s (each round) |\n|---|---|---|")
+        for shape in args.shapes.split(","):
+            for n in (int(s) for s in args.sizes.split(",")):
+                rates = ", ".join(f"{r:,.0f}" for s, m, r in rows if s == shape and m == n)
+                print(f"| {shape} | {n:,} | {rates} |")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
