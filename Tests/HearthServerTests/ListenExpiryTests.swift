@@ -22,7 +22,7 @@ import HearthAuth
 
     /// Seconds an access token works in these tests: long enough for every step before an expiry to finish
     /// on a loaded machine.
-    static let lifetime: Int64 = 8
+    static let lifetime: Int64 = 20
 
     static func configure(_ file: String, lifetime: Int64 = lifetime) -> (inout ServerConfiguration) -> Void {
         { $0.rulesFile = file; $0.useTestAccounts(); $0.auth.accessTokenLifetime = lifetime }
@@ -76,8 +76,8 @@ import HearthAuth
         let file = try RulesHTTPTests.writeRules(Self.rules)
         // Longer-lived tokens than the other tests': the refresh must reach the server before the first token
         // expires, and the connection must show a change between the two expiries, each with seconds to spare
-        // on a machine running the whole suite (8-second tokens refreshed at 4 s once left too little).
-        let lifetime: Int64 = 12
+        // on a machine running the whole suite (shorter tokens left too little while heavy tests ran beside them).
+        let lifetime: Int64 = 24
         try await TestServer.with(configure: Self.configure(file, lifetime: lifetime)) { server, client in
             _ = try await client.put("/v1/docs/notes/n1", #"{"text": "hi"}"#)
             let ann = try await client.signedUp("ann@example.com", "a long enough password")
