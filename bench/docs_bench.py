@@ -75,8 +75,8 @@ def doc_body(i):
     return {"title": f"A day at the lake, part {i}", "count": i, "published": i % 2 == 0, "body": "lorem ipsu" * 20}
 
 
-def start_hearth(tmp, port, synchronous, indexes=None, name="hearth", auto_ids="ordered"):
-    binary = built()
+def start_hearth(tmp, port, synchronous, indexes=None, name="hearth", auto_ids="ordered", binary=None):
+    binary = binary or built()
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_SYNCHRONOUS=synchronous, HEARTH_AUTO_IDS=auto_ids)
     extra = ["--indexes", indexes] if indexes else []
     proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, name), "--port", str(port), "--log-level", "warning"] + extra,
@@ -151,6 +151,8 @@ def main():
                     help="created documents each have their own title and count (random) instead of the same ones")
     ap.add_argument("--random-ids", action="store_true",
                     help="also run a Hearth server with Firestore's random auto ids (--auto-ids random)")
+    ap.add_argument("--baseline", metavar="BINARY",
+                    help="also run a Hearth server from this binary (an older build), for before-and-after in one run")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="hearth-bench-")
     procs = []
@@ -162,6 +164,11 @@ def main():
             proc, env, base = start_hearth(tmp, free_port(), args.synchronous, os.path.abspath(file), f"hearth{k + 1}")
             procs.append(proc)
             servers.append((name, base, env))
+        if args.baseline:
+            proc, env, base = start_hearth(tmp, free_port(), args.synchronous, name="hearth-baseline",
+                                           binary=os.path.abspath(args.baseline))
+            procs.append(proc)
+            servers.append(("hearth-baseline", base, env))
         if args.random_ids:
             proc, env, base = start_hearth(tmp, free_port(), args.synchronous, name="hearth-random", auto_ids="random")
             procs.append(proc)
