@@ -1,6 +1,5 @@
 import HearthAuth
 import HearthCore
-import HearthStore
 import Logging
 import ServiceLifecycle
 
@@ -18,7 +17,7 @@ import ServiceLifecycle
 /// the revocation and was missed by the first announcement. If the log was trimmed past the last row read
 /// (it keeps 10,000), the watcher has every listener's session looked up again.
 struct RevocationWatcher: Service {
-    let storage: SQLiteAuthStorage
+    let storage: any RevocationLog
     let hub: RevocationHub
     let interval: Duration
     let logger: Logger
@@ -28,7 +27,7 @@ struct RevocationWatcher: Service {
     /// Rows read in one look; a longer backlog is read in further looks without waiting.
     static let batchSize = 500
 
-    init(storage: SQLiteAuthStorage, hub: RevocationHub, interval: Duration, logger: Logger) throws(HearthError) {
+    init(storage: any RevocationLog, hub: RevocationHub, interval: Duration, logger: Logger) throws(HearthError) {
         self.storage = storage
         self.hub = hub
         self.interval = interval

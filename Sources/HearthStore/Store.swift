@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import HearthCore
+import HearthSQLite
 import Logging
 
 /// The SQLite storage: one writer thread that commits batches of jobs together (group commit) and a pool of
@@ -591,11 +592,6 @@ final class WriterState: @unchecked Sendable {
         s.bind(1, Int64(retention))
         try s.run()
     }
-}
-
-/// A read run with `Store.boundedRead` needed more work than its bound.
-public struct ReadBudgetExceeded: Error {
-    public init() {}
 }
 
 /// Connections any thread may borrow for a moment.

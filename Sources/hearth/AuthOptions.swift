@@ -45,10 +45,10 @@ struct AuthOptions: ParsableArguments {
         configuration.passwordHashing = hashing
         let year: Int64 = 366 * 86_400
         if let s = try number(accessTokenLifetime, "HEARTH_ACCESS_TOKEN_LIFETIME", "accessTokenLifetime", 1...year) {
-            configuration.auth.accessTokenLifetime = s
+            configuration.auth.accessTokenLifetime = .seconds(s)
         }
         if let s = try number(refreshTokenLifetime, "HEARTH_REFRESH_TOKEN_LIFETIME", "refreshTokenLifetime", 1...10 * year) {
-            configuration.auth.refreshTokenLifetime = s
+            configuration.auth.refreshTokenLifetime = .seconds(s)
         }
         if let text = setting(trustForwardedFor ? "true" : nil, "HEARTH_TRUST_FORWARDED_FOR", "trustForwardedFor") {
             guard let value = Bool(text.lowercased()) else {

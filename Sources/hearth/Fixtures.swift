@@ -23,9 +23,10 @@ struct Fixtures: AsyncParsableCommand {
 
         func run() async throws {
             let fixture = try Fixtures.parse(file)
-            let database = try Fixtures.open(data)
-            defer { database.store.close() }
-            let auth = AuthService(storage: SQLiteAuthStorage(store: database.store), hasher: try PasswordHasher())
+            let storage = try Fixtures.open(data)
+            defer { storage.documents.close() }
+            let database = Database(storage: storage.documents)
+            let auth = AuthService(storage: storage.accounts, hasher: try PasswordHasher())
             let report = try await FixtureLoader(database: database, auth: auth).load(fixture)
             print("\(file): \(report.written) documents written, \(report.unchanged) unchanged; "
                   + "\(report.usersCreated) users created, \(report.usersExisting) existing")
@@ -46,8 +47,9 @@ struct Fixtures: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: Store.Configuration(dataDirectory: folder).databasePath) else {
                 throw ValidationError("no database in \(folder)")
             }
-            let database = try Fixtures.open(folder)
-            defer { database.store.close() }
+            let storage = try Fixtures.open(folder)
+            defer { storage.documents.close() }
+            let database = Database(storage: storage.documents)
             let text = try await FixtureLoader(database: database).export().text
             if let output {
                 guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else {
@@ -63,12 +65,11 @@ struct Fixtures: AsyncParsableCommand {
         do { return try FixtureFile(path: file) } catch { throw ValidationError(error.message) }
     }
 
-    static func open(_ data: String?) throws -> Database {
+    static func open(_ data: String?) throws -> StorageBackend {
         let folder = data ?? ProcessInfo.processInfo.environment["HEARTH_DATA"] ?? "./hearth-data"
-        var configuration = Store.Configuration(dataDirectory: folder)
+        var configuration = StorageConfiguration(dataDirectory: folder)
         // The indexes the folder is served with: a load keeps their entries as the server's writes do.
         configuration.usesServedIndexDefinitions = true
-        let store = try Store(configuration: configuration, logger: Logger(label: "hearth.fixtures") { _ in SwiftLogNoOpLogHandler() })
-        return Database(store: store)
+        return try StorageBackend.open(configuration, logger: Logger(label: "hearth.fixtures") { _ in SwiftLogNoOpLogHandler() })
     }
 }

@@ -69,7 +69,7 @@ struct Import: AsyncParsableCommand {
         let interrupted = Interruption()
         let reporter = ProgressReporter(file: file)
         do {
-            let outcome = try await DocumentImport(database: Database(store: store), limits: limits).run(
+            let outcome = try await DocumentImport(database: Database(storage: SQLiteDocumentStorage(store)), limits: limits).run(
                 path: file, format: chosen, restart: restart,
                 progress: { reporter.report($0) },
                 stopRequested: { interrupted.requested },

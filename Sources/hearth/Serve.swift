@@ -4,7 +4,7 @@ import HearthCore
 import HearthServer
 import Logging
 import ServiceLifecycle
-import HearthStore
+import HearthEngine
 import UnixSignals
 
 /// `hearth serve`: runs the server until SIGTERM or SIGINT, then shuts down gracefully.
@@ -43,7 +43,7 @@ struct Serve: AsyncParsableCommand {
             flag ?? environment[env] ?? file[key]
         }
         var configuration = ServerConfiguration()
-        configuration.dataDirectory = setting(data, "HEARTH_DATA", "data") ?? configuration.dataDirectory
+        configuration.storage.dataDirectory = setting(data, "HEARTH_DATA", "data") ?? configuration.storage.dataDirectory
         configuration.host = setting(host, "HEARTH_HOST", "host") ?? configuration.host
         if let text = setting(port.map(String.init), "HEARTH_PORT", "port") {
             guard let value = Int(text), (0...65535).contains(value) else { throw ValidationError("port must be 0-65535, got \(text)") }
@@ -52,10 +52,10 @@ struct Serve: AsyncParsableCommand {
         configuration.adminKey = environment["HEARTH_ADMIN_KEY"] ?? file["adminKey"]
         configuration.metricsKey = environment["HEARTH_METRICS_KEY"] ?? file["metricsKey"]
         if let text = setting(synchronous, "HEARTH_SYNCHRONOUS", "synchronous") {
-            guard let value = Store.Configuration.Synchronous(rawValue: text.uppercased()) else {
+            guard let value = StorageConfiguration.Synchronous(rawValue: text.uppercased()) else {
                 throw ValidationError("synchronous must be FULL or NORMAL, got \(text)")
             }
-            configuration.synchronous = value
+            configuration.storage.synchronous = value
         }
         if let text = setting(indexWrites, "HEARTH_INDEX_WRITES", "indexWrites") {
             // Accepted for one more release, so that a start script written for the old setting still starts.
@@ -83,7 +83,7 @@ struct Serve: AsyncParsableCommand {
         let startup = try prepareFixtures(&configuration)
         defer { startup.cleanUp() }
 
-        let (host, folder) = (configuration.host, configuration.dataDirectory)
+        let (host, folder) = (configuration.host, configuration.storage.dataDirectory)
         // A rules file that does not compile throws `RulesStartupError`, which the command line prints (every
         // diagnostic with its caret) before exiting with a failure status.
         let (server, services) = try await buildApplication(configuration: configuration) { port in

@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import HearthAuth
 import HearthCore
-import HearthStore
+import HearthEngine
+import Logging
 
 /// `hearth users`: account administration on a data folder, without a running server (or beside one:
 /// SQLite's WAL lets both use the file; a running server sees every change on its next request).
@@ -23,12 +24,12 @@ struct Users: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: path + "/hearth.sqlite") else {
                 throw ValidationError("no Hearth database in \(path) (start `hearth serve --data \(path)` once, or pass --data)")
             }
-            var configuration = Store.Configuration(dataDirectory: path)
+            var configuration = StorageConfiguration(dataDirectory: path)
             // Opening must not rebuild or drop the index entries of a folder a server may be serving.
             configuration.usesServedIndexDefinitions = true
-            let store = try Store(configuration: configuration)
-            defer { store.close() }
-            let auth = AuthService(storage: SQLiteAuthStorage(store: store), hasher: try PasswordHasher())
+            let storage = try StorageBackend.open(configuration, logger: Logger(label: "hearth.store"))
+            defer { storage.documents.close() }
+            let auth = AuthService(storage: storage.accounts, hasher: try PasswordHasher())
             return try await body(auth)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthServer
+import HearthSQLite
 import HearthStore
 import HearthTesting
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthEngine
 import HearthStore
 import HearthTesting
 import Testing
@@ -54,7 +55,7 @@ import HearthServer
     /// server reads them. The server cannot tell which documents they changed, so every view reads its result
     /// again and its listeners get the difference as an ordinary snapshot: their views still equal the data.
     @Test func listenersCatchUpWhenAnotherProcessOutrunsTheLog() async throws {
-        try await TestServer.with(configure: { $0.changeLogRetention = 3 }) { server, client in
+        try await TestServer.with(configure: { $0.storage.changeLogRetention = 3 }) { server, client in
             for k in 0..<3 {
                 #expect(try await client.put("/v1/docs/rooms/r\(k)", #"{"open": true, "n": \#(k)}"#).status == 200)
             }

@@ -1,7 +1,6 @@
 import Foundation
 import HearthAuth
 import HearthCore
-import HearthStore
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -54,8 +53,8 @@ public final class ChangeFeed: Service, Sendable {
         self.inbox = inbox
         let handOver = CommitHandOver(maxQueuedBytes: configuration.maxQueuedChangeBytes)
         self.handOver = handOver
-        database.store.onCommit { changes in handOver.receive(changes, inbox: inbox) }
-        database.store.onChangesMissed { inbox.yield(.changesMissed) }
+        database.storage.onCommit { changes in handOver.receive(changes, inbox: inbox) }
+        database.storage.onChangesMissed { inbox.yield(.changesMissed) }
         database.rules.onInstall { generation in inbox.yield(.rulesChanged(generation: generation)) }
     }
 
@@ -94,7 +93,7 @@ public final class ChangeFeed: Service, Sendable {
                 state.handle(message, load: { request in
                     group.addTask { [database, inbox] in
                         do {
-                            let result = try await database.store.readAtPosition { context, position in
+                            let result = try await database.storage.readAtPosition { context, position in
                                 try ChangeFeed.load(request, context: context, at: position)
                             }
                             inbox.yield(.loaded(view: request.view, generation: request.generation, result: .success(result)))
