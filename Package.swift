@@ -45,7 +45,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthEngine", dependencies: [
-            "HearthCore", "HearthRules", "HearthSQLite", "HearthStore", "HearthAuth",
+            "HearthCore", "HearthRules", "HearthStore", "HearthAuth",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthCore", "CSQLite", "HearthSQLite", "HearthStore", "HearthTesting"],
                     swiftSettings: swiftSettings),
         // The store opens the file the accounts' SQLite storage runs on.
-        .testTarget(name: "HearthAuthTests", dependencies: ["HearthCore", "HearthSQLite", "HearthStore", "HearthAuth", "HearthTesting"],
+        .testTarget(name: "HearthAuthTests", dependencies: ["HearthCore", "HearthStore", "HearthAuth", "HearthTesting"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "HearthEngineTests", dependencies: [
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthTesting",

@@ -3,44 +3,44 @@ import HearthStore
 
 /// The SQLite store as the engine's `DocumentStorage`: each call goes to the store as it is, with the store's
 /// read and write contexts behind `DocumentReader` and `DocumentWriter`.
-public final class SQLiteDocumentStorage: DocumentStorage {
+package final class SQLiteDocumentStorage: DocumentStorage {
     /// The store underneath (for the composition root and the store's own tests).
     package let store: Store
 
     /// Serves the engine from an open store.
     package init(_ store: Store) { self.store = store }
 
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any DocumentReader) throws -> T,
+    package func read<T: Sendable>(_ body: @escaping @Sendable (any DocumentReader) throws -> T,
                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         store.read({ try body(SQLiteDocumentReader(context: $0)) }, completion: completion)
     }
 
-    public func pointRead<T>(_ body: (any DocumentReader) throws -> T) throws -> T {
+    package func pointRead<T>(_ body: (any DocumentReader) throws -> T) throws -> T {
         try store.pointRead { try body(SQLiteDocumentReader(context: $0)) }
     }
 
-    public func boundedRead<T>(instructions: Int, _ body: (any DocumentReader) throws -> T) throws -> T {
+    package func boundedRead<T>(instructions: Int, _ body: (any DocumentReader) throws -> T) throws -> T {
         try store.boundedRead(instructions: instructions) { try body(SQLiteDocumentReader(context: $0)) }
     }
 
-    public func readAtPosition<T: Sendable>(_ body: @escaping @Sendable (any DocumentReader, LogPosition) throws -> T) async throws -> T {
+    package func readAtPosition<T: Sendable>(_ body: @escaping @Sendable (any DocumentReader, LogPosition) throws -> T) async throws -> T {
         try await store.readAtPosition { context, position in try body(SQLiteDocumentReader(context: context), position) }
     }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any DocumentWriter) throws -> T,
+    package func write<T: Sendable>(_ body: @escaping @Sendable (any DocumentWriter) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         store.write({ try body(SQLiteDocumentWriter(context: $0)) }, completion: completion)
     }
 
-    public func ruleLookup(_ path: DocumentPath) throws -> Document? { try store.ruleLookup(path) }
+    package func ruleLookup(_ path: DocumentPath) throws -> Document? { try store.ruleLookup(path) }
 
-    public func onCommit(_ body: @escaping @Sendable ([ChangeRecord]) -> Void) { store.onCommit(body) }
+    package func onCommit(_ body: @escaping @Sendable ([ChangeRecord]) -> Void) { store.onCommit(body) }
 
-    public func onChangesMissed(_ body: @escaping @Sendable () -> Void) { store.onChangesMissed(body) }
+    package func onChangesMissed(_ body: @escaping @Sendable () -> Void) { store.onChangesMissed(body) }
 
-    public func close() { store.close() }
+    package func close() { store.close() }
 
-    public var documentsScanned: Int { store.statistics.documentsScanned }
+    package var documentsScanned: Int { store.statistics.documentsScanned }
 
-    public func sizeOnDisk() -> Int64 { store.sizeOnDisk() }
+    package func sizeOnDisk() -> Int64 { store.sizeOnDisk() }
 }
