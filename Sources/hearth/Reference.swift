@@ -34,9 +34,10 @@ struct Reference: ParsableCommand {
         var out = """
             # Command-line reference
 
-            <!-- Generated from the command definitions in Sources/hearth: do not edit by hand. After changing a
-                 command, a flag, an environment variable or a config-file key, run `\(regenerate)`
-                 (a test fails while this file differs from what that prints). -->
+            This page is generated from the command definitions in `Sources/hearth` (the settings table is
+            `Sources/hearth/ServeSetting.swift`): do not edit it by hand. After changing a command, a flag, an
+            environment variable or a config-file key, regenerate it with `\(regenerate)`; a test fails while it
+            differs from what that prints.
 
             Every command of `hearth` with its arguments and flags, then every setting of `hearth serve` with its
             flag, its environment variable and its config-file key. `hearth COMMAND --help` prints the same for one

@@ -99,7 +99,7 @@ struct Serve: AsyncParsableCommand {
         guard let bytes = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
         guard case .object(let pairs) = try JSON.parse(Array(bytes)) else { throw ValidationError("config file must hold a JSON object") }
         var out: [String: String] = [:]
-        let known = Set(ServeSetting.all.map(\.key))
+        let known = Set(ServeSetting.all.map { $0.key })
         for (key, value) in pairs {
             guard known.contains(key) else {
                 throw ValidationError("unknown key '\(key)' in \(config); known keys: \(known.sorted().joined(separator: ", "))")

@@ -58,7 +58,7 @@ extension ServeSetting {
     static let logLevel = ServeSetting("logLevel", value: "level",
         "Log level: trace, debug, info, notice, warning, error, critical (default info).")
     static let indexWrites = ServeSetting("indexWrites", value: "deferred or immediate",
-        "Deprecated and ignored: every commit writes its own field-index rows; a warning is printed.", deprecated: true)
+        "Ignored: every commit writes its own field-index rows; the server prints a warning and starts.", deprecated: true)
     static let autoIds = ServeSetting("autoIds", value: "ordered or random",
         "Ids of documents created without one: ordered (default; 8 characters of the creation time, then 12 random, so they sort by creation and new documents are appended to the store's indexes) or random (Firestore's 20 random characters; an id reveals nothing).")
     static let dev = ServeSetting("dev", variable: false, value: "true or false",

@@ -89,8 +89,15 @@ import Testing
         #expect(result.status == 0, "\(result.errorOutput)")
         let path = DocExamples.projectRoot + "/docs/cli.md"
         let written = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        #expect(written == result.output,
-                "docs/cli.md differs from the command definitions; regenerate it with `swift run hearth reference > docs/cli.md`")
+        if written != result.output {
+            let (old, new) = (written.components(separatedBy: "\n"), result.output.components(separatedBy: "\n"))
+            let line = zip(old, new).firstIndex { $0 != $1 } ?? min(old.count, new.count)
+            Issue.record("""
+                docs/cli.md differs from the command definitions at line \(line + 1): it has \
+                "\(line < old.count ? old[line] : "(the end)")", the definitions give "\(line < new.count ? new[line] : "(the end)")"; \
+                regenerate it with `swift run hearth reference > docs/cli.md`
+                """)
+        }
         for needle in ["`hearth users create`", "--uid", "--display-name", "--email-verified", "--output", "HEARTH_DATA", "HEARTH_HOST",
                        "HEARTH_PORT", "HEARTH_ACCESS_TOKEN_LIFETIME", "HEARTH_REFRESH_TOKEN_LIFETIME", "`autoIds`", "`indexWrites`"] {
             #expect(result.output.contains(needle), "the reference does not mention \(needle)")
