@@ -91,7 +91,7 @@ import Testing
         let written = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         if written != result.output {
             let (old, new) = (written.components(separatedBy: "\n"), result.output.components(separatedBy: "\n"))
-            let line = zip(old, new).firstIndex { $0 != $1 } ?? min(old.count, new.count)
+            let line = (0..<min(old.count, new.count)).first { old[$0] != new[$0] } ?? min(old.count, new.count)
             Issue.record("""
                 docs/cli.md differs from the command definitions at line \(line + 1): it has \
                 "\(line < old.count ? old[line] : "(the end)")", the definitions give "\(line < new.count ? new[line] : "(the end)")"; \
