@@ -22,7 +22,9 @@ public struct DocExamples: Sendable {
     public struct Block: Sendable {
         /// A shell example, or a file to write.
         public enum Kind: Sendable {
+            /// A `sh example` block: commands run in the page's shell session.
             case shell
+            /// A `json file=PATH` block: written at `path` before the examples after it run.
             case file(path: String)
         }
 
