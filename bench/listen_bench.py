@@ -35,9 +35,9 @@ def build():
         binary(product)
 
 
-def start_hearth(tmp, port):
+def start_hearth(tmp, port, executable=None):
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY)
-    proc = subprocess.Popen([binary("hearth"), "serve", "--data", os.path.join(tmp, "hearth"),
+    proc = subprocess.Popen([executable or binary("hearth"), "serve", "--data", os.path.join(tmp, "hearth"),
                              "--port", str(port), "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL)
     wait_up(f"http://127.0.0.1:{port}/healthz")
     return proc
@@ -50,14 +50,15 @@ def start_pocketbase(tmp, port):
 
 
 def run(server, port, clients, mode, seconds, rate, pid, writer):
-    out = subprocess.run([binary("hearth-listen-bench"), server, str(port),
-                          ADMIN_KEY if server == "hearth" else "-", str(clients), mode, str(seconds), str(rate), str(pid),
+    kind = "pocketbase" if server == "pocketbase" else "hearth"
+    out = subprocess.run([binary("hearth-listen-bench"), kind, str(port),
+                          ADMIN_KEY if kind == "hearth" else "-", str(clients), mode, str(seconds), str(rate), str(pid),
                           writer],
                          capture_output=True, text=True, timeout=seconds + 300)
     line = next((l for l in out.stdout.splitlines() if l.startswith("{")), None)
     if line is None:
         return {"server": server, "clients": clients, "mode": mode, "error": (out.stderr or "no output").strip()[-300:]}
-    return json.loads(line)
+    return dict(json.loads(line), server=server)
 
 
 def main():
@@ -70,6 +71,8 @@ def main():
                     help="open: each write goes out at its time, answered or not (the default); "
                          "closed: each write waits for the previous answer, so a slow server slows the writer")
     ap.add_argument("--config", default="release", help="the build to measure: release, or debug to check the harness")
+    ap.add_argument("--baseline", metavar="BINARY",
+                    help="also run an older build of Hearth in each step, for before-and-after in one run")
     args = ap.parse_args()
     global CONFIG
     CONFIG = args.config
@@ -81,11 +84,14 @@ def main():
     rows = []
     for mode in args.modes.split(","):
         for clients in [int(c) for c in args.clients.split(",")]:
-            for server in ["hearth", "pocketbase"]:
+            for server in ["hearth", "pocketbase"] + (["baseline"] if args.baseline else []):
                 # A fresh server per run, so that one run's connections and memory never weigh on the next.
                 tmp = tempfile.mkdtemp(prefix="hearth-listen-bench-")
-                port = 18180 if server == "hearth" else 18190
-                proc = start_hearth(tmp, port) if server == "hearth" else start_pocketbase(tmp, port)
+                port = 18190 if server == "pocketbase" else 18180
+                if server == "pocketbase":
+                    proc = start_pocketbase(tmp, port)
+                else:
+                    proc = start_hearth(tmp, port, os.path.abspath(args.baseline) if server == "baseline" else None)
                 try:
                     r = run(server, port, clients, mode, args.seconds, args.rate, proc.pid, args.writer)
                 finally:
@@ -114,6 +120,19 @@ def main():
                   f"{ratio:.2f}x | {h['writes_per_second']:.0f} | {p['writes_per_second']:.0f} | "
                   f"{h.get('answer_p99_ms', -1):.1f} / {p.get('answer_p99_ms', -1):.1f} | "
                   f"{h['rss_per_listener_kb']:.1f} | {p['rss_per_listener_kb']:.1f} |")
+    if args.baseline:
+        print()
+        print("| mode | clients | this build p50 / p99 ms | baseline p50 / p99 ms | p99 this / baseline |")
+        print("|---|---|---|---|---|")
+        for mode in args.modes.split(","):
+            for clients in [int(c) for c in args.clients.split(",")]:
+                h = next(r for r in rows if r["server"] == "hearth" and r["clients"] == clients and r["mode"] == mode)
+                b = next(r for r in rows if r["server"] == "baseline" and r["clients"] == clients and r["mode"] == mode)
+                if "error" in h or "error" in b:
+                    print(f"| {mode} | {clients} | {h.get('error', '')} | {b.get('error', '')} | |")
+                    continue
+                print(f"| {mode} | {clients} | {h['p50_ms']:.1f} / {h['p99_ms']:.1f} | {b['p50_ms']:.1f} / {b['p99_ms']:.1f} | "
+                      f"{h['p99_ms'] / b['p99_ms']:.2f} |")
 
 
 if __name__ == "__main__":

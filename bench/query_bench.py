@@ -7,6 +7,7 @@ compare: Hearth and PocketBase side by side in one run. A filtered list over 30,
     from INDEXES, so that both servers answer from a composite index (--no-indexes: Hearth without it).
 
     python3 bench/query_bench.py compare [--duration 10] [--rounds 2] [--connections 16] [--no-indexes]
+        [--baseline BINARY]   # also an older build, loaded the same way, for before-and-after in one run
 
 scale: one Hearth server loaded to 10k, 100k and 1M documents in turn (the same data folder, growing);
     at each size, the median and p99 latency of index-served queries (one connection, sequential), the
@@ -122,11 +123,21 @@ def compare(args):
     try:
         h_proc, h_base = start_hearth(tmp, free_port(), indexes=not args.no_indexes); procs.append(h_proc)
         commit_all(h_base, [(f"bench/b{i:014d}", compare_doc(i)) for i in range(1, N_COMPARE + 1)])
+        servers = [("hearth", h_base)]
+        if args.baseline:
+            b_tmp = os.path.join(tmp, "baseline")
+            os.makedirs(b_tmp)
+            b_proc, b_base = start_hearth(b_tmp, free_port(), os.path.abspath(args.baseline), indexes=not args.no_indexes)
+            procs.append(b_proc)
+            commit_all(b_base, [(f"bench/b{i:014d}", compare_doc(i)) for i in range(1, N_COMPARE + 1)])
+            servers.append(("baseline", b_base))
         p_proc, p_base = start_pocketbase(tmp, free_port()); procs.append(p_proc)
         pb_filter = urllib.parse.quote("published=true && views>=5")
         envs = {
             "hearth": dict(BENCH_METHOD="POST", BENCH_PATH="/v1/query", BENCH_BODY=json.dumps(FILTERED_QUERY),
                            BENCH_AUTH=f"Bearer {ADMIN_KEY}"),
+            "baseline": dict(BENCH_METHOD="POST", BENCH_PATH="/v1/query", BENCH_BODY=json.dumps(FILTERED_QUERY),
+                             BENCH_AUTH=f"Bearer {ADMIN_KEY}"),
             "pocketbase": dict(BENCH_METHOD="GET",
                                BENCH_PATH=f"/api/collections/bench/records?filter={pb_filter}&sort=-views&perPage=20&skipTotal=1"),
         }
@@ -141,7 +152,7 @@ def compare(args):
               f"load average {os.getloadavg()[0]:.1f}", flush=True)
         results = {}
         for _ in range(args.rounds):
-            for name, base in [("hearth", h_base), ("pocketbase", p_base)]:
+            for name, base in servers + [("pocketbase", p_base)]:
                 r = wrk(base, envs[name], args.duration, args.connections)
                 results.setdefault(name, []).append(r)
                 print(f"filtered-list {name:10} {r['rps']:9.0f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  "
@@ -154,6 +165,10 @@ def compare(args):
         print(f"| filtered list | {h:.0f} | {p:.0f} | {h / p:.2f}x | "
               f"{statistics.median(r['p99_ms'] for r in results['hearth']):.2f} | "
               f"{statistics.median(r['p99_ms'] for r in results['pocketbase']):.2f} |")
+        if args.baseline:
+            b = statistics.median(r["rps"] for r in results["baseline"])
+            print(f"\nthis build / the baseline: {h / b:.3f} (baseline {b:.0f} req/s, "
+                  f"p99 {statistics.median(r['p99_ms'] for r in results['baseline']):.2f} ms)")
     finally:
         stop(procs)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -291,6 +306,7 @@ def main():
     c.add_argument("--rounds", type=int, default=2)
     c.add_argument("--connections", type=int, default=16)
     c.add_argument("--no-indexes", action="store_true", help="run Hearth without its composite index")
+    c.add_argument("--baseline", metavar="BINARY", help="also run an older build of Hearth, for before-and-after in one run")
     s = sub.add_parser("scale")
     s.add_argument("--sizes", default="10000,100000,1000000")
     s.add_argument("--requests", type=int, default=200)

@@ -5,36 +5,25 @@ import HearthAuth
 
 /// The account settings of `hearth serve`: flags, then `HEARTH_*` variables, then the config file.
 struct AuthOptions: ParsableArguments {
-    @Option(help: "Argon2id memory cost in KiB for new password hashes (default 19456, OWASP's minimum; HEARTH_ARGON2_MEMORY).")
-    var argon2Memory: UInt32?
-    @Option(help: "Argon2id iterations (default 2; HEARTH_ARGON2_ITERATIONS).") var argon2Iterations: UInt32?
-    @Option(help: "Argon2id parallelism (default 1; HEARTH_ARGON2_PARALLELISM).") var argon2Parallelism: UInt32?
-    @Option(help: "Seconds an access token works (default 3600; HEARTH_ACCESS_TOKEN_LIFETIME).") var accessTokenLifetime: Int64?
-    @Option(help: "Seconds a refresh token works (default 2592000, 30 days; HEARTH_REFRESH_TOKEN_LIFETIME).") var refreshTokenLifetime: Int64?
-    @Flag(help: "Take the client address for sign-in throttling from X-Forwarded-For (only behind a trusted proxy; HEARTH_TRUST_FORWARDED_FOR).")
-    var trustForwardedFor = false
+    @Option(help: ServeSetting.argon2Memory.help) var argon2Memory: UInt32?
+    @Option(help: ServeSetting.argon2Iterations.help) var argon2Iterations: UInt32?
+    @Option(help: ServeSetting.argon2Parallelism.help) var argon2Parallelism: UInt32?
+    @Option(help: ServeSetting.accessTokenLifetime.help) var accessTokenLifetime: Int64?
+    @Option(help: ServeSetting.refreshTokenLifetime.help) var refreshTokenLifetime: Int64?
+    @Flag(help: ServeSetting.trustForwardedFor.help) var trustForwardedFor = false
 
-    /// Keys of these settings in the config file.
-    static let configKeys: Set<String> = [
-        "argon2Memory", "argon2Iterations", "argon2Parallelism", "accessTokenLifetime", "refreshTokenLifetime",
-        "trustForwardedFor",
-    ]
-
-    func apply(to configuration: inout ServerConfiguration, environment: [String: String], file: [String: String]) throws {
-        func setting(_ flag: String?, _ env: String, _ key: String) -> String? {
-            flag ?? environment[env] ?? file[key]
-        }
-        func number<T: FixedWidthInteger>(_ flag: T?, _ env: String, _ key: String, _ range: ClosedRange<T>) throws -> T? {
-            guard let text = setting(flag.map { String($0) }, env, key) else { return nil }
+    func apply(to configuration: inout ServerConfiguration, sources: ServeSetting.Sources) throws {
+        func number<T: FixedWidthInteger>(_ flag: T?, _ setting: ServeSetting, _ range: ClosedRange<T>) throws -> T? {
+            guard let text = sources.value(flag.map { String($0) }, setting) else { return nil }
             guard let value = T(text), range.contains(value) else {
-                throw ValidationError("\(key) must be an integer from \(range.lowerBound) to \(range.upperBound), got \(text)")
+                throw ValidationError("\(setting.key) must be an integer from \(range.lowerBound) to \(range.upperBound), got \(text)")
             }
             return value
         }
         var hashing = configuration.passwordHashing
-        if let m = try number(argon2Memory, "HEARTH_ARGON2_MEMORY", "argon2Memory", 8...1_048_576) { hashing.memoryKiB = m }
-        if let t = try number(argon2Iterations, "HEARTH_ARGON2_ITERATIONS", "argon2Iterations", 1...64) { hashing.iterations = t }
-        if let p = try number(argon2Parallelism, "HEARTH_ARGON2_PARALLELISM", "argon2Parallelism", 1...16) {
+        if let m = try number(argon2Memory, .argon2Memory, 8...1_048_576) { hashing.memoryKiB = m }
+        if let t = try number(argon2Iterations, .argon2Iterations, 1...64) { hashing.iterations = t }
+        if let p = try number(argon2Parallelism, .argon2Parallelism, 1...16) {
             hashing.parallelism = p
         }
         do {
@@ -44,13 +33,13 @@ struct AuthOptions: ParsableArguments {
         }
         configuration.passwordHashing = hashing
         let year: Int64 = 366 * 86_400
-        if let s = try number(accessTokenLifetime, "HEARTH_ACCESS_TOKEN_LIFETIME", "accessTokenLifetime", 1...year) {
+        if let s = try number(accessTokenLifetime, .accessTokenLifetime, 1...year) {
             configuration.auth.accessTokenLifetime = .seconds(s)
         }
-        if let s = try number(refreshTokenLifetime, "HEARTH_REFRESH_TOKEN_LIFETIME", "refreshTokenLifetime", 1...10 * year) {
+        if let s = try number(refreshTokenLifetime, .refreshTokenLifetime, 1...10 * year) {
             configuration.auth.refreshTokenLifetime = .seconds(s)
         }
-        if let text = setting(trustForwardedFor ? "true" : nil, "HEARTH_TRUST_FORWARDED_FOR", "trustForwardedFor") {
+        if let text = sources.value(trustForwardedFor ? "true" : nil, .trustForwardedFor) {
             guard let value = Bool(text.lowercased()) else {
                 throw ValidationError("trustForwardedFor must be true or false, got \(text)")
             }

@@ -1,0 +1,105 @@
+import ArgumentParser
+
+/// A setting of `hearth serve` and the ways to give it: a flag, a `HEARTH_*` environment variable and a
+/// config-file key. The parser reads settings through this table and `hearth reference` prints it, so the
+/// reference names exactly what the server takes.
+struct ServeSetting: Sendable {
+    /// The config-file key (`accessTokenLifetime`).
+    let key: String
+    /// The flag (`--access-token-lifetime`), or nil when the setting has none (secrets stay off command lines).
+    let flag: String?
+    /// The environment variable (`HEARTH_ACCESS_TOKEN_LIFETIME`), or nil when it has none.
+    let variable: String?
+    /// What the value is (`seconds`, `true or false`).
+    let value: String
+    /// What it sets, with its default.
+    let summary: String
+    /// Accepted so that old start scripts keep working, and ignored.
+    let deprecated: Bool
+
+    /// A setting whose flag and variable are named after its key (`autoIds`: `--auto-ids`, `HEARTH_AUTO_IDS`).
+    init(_ key: String, flag: Bool = true, variable: Bool = true, value: String, _ summary: String, deprecated: Bool = false) {
+        self.key = key
+        self.flag = flag ? "--" + Self.words(key).joined(separator: "-") : nil
+        self.variable = variable ? "HEARTH_" + Self.words(key).joined(separator: "_").uppercased() : nil
+        self.value = value
+        self.summary = summary
+        self.deprecated = deprecated
+    }
+
+    /// The help of the setting's flag: its summary and its variable.
+    var help: ArgumentHelp {
+        let text = variable.map { "\(summary) (\($0))" } ?? summary
+        return ArgumentHelp(text, visibility: deprecated ? .hidden : .default)
+    }
+
+    /// `argon2Memory` → `argon2`, `memory`: a new word at each capital letter, as ArgumentParser names flags.
+    static func words(_ key: String) -> [String] {
+        var words: [String] = [""]
+        for c in key {
+            if c.isUppercase, !words[words.count - 1].isEmpty { words.append("") }
+            words[words.count - 1].append(c.lowercased())
+        }
+        return words
+    }
+}
+
+extension ServeSetting {
+    static let data = ServeSetting("data", value: "folder",
+        "Data folder (default ./hearth-data; also the default of hearth users, fixtures, import and export).")
+    static let host = ServeSetting("host", value: "address", "Address to listen on (default 127.0.0.1).")
+    static let port = ServeSetting("port", value: "0-65535", "Port to listen on (default 8080; 0 picks a free one).")
+    static let adminKey = ServeSetting("adminKey", flag: false, value: "string",
+        "The admin key (default: generated once and kept in DATA/admin.key, mode 0600).")
+    static let metricsKey = ServeSetting("metricsKey", flag: false, value: "string, 32+ characters",
+        "A key /metrics asks for (default: none, /metrics answers anyone who can reach the server).")
+    static let synchronous = ServeSetting("synchronous", value: "NORMAL or FULL",
+        "Durability: NORMAL (default; survives process crashes, WAL synced within 50 ms) or FULL (every acknowledged commit synced to disk).")
+    static let logLevel = ServeSetting("logLevel", value: "level",
+        "Log level: trace, debug, info, notice, warning, error, critical (default info).")
+    static let indexWrites = ServeSetting("indexWrites", value: "deferred or immediate",
+        "Ignored: every commit writes its own field-index rows; the server prints a warning and starts.", deprecated: true)
+    static let autoIds = ServeSetting("autoIds", value: "ordered or random",
+        "Ids of documents created without one: ordered (default; 8 characters of the creation time, then 12 random, so they sort by creation and new documents are appended to the store's indexes) or random (Firestore's 20 random characters; an id reveals nothing).")
+    static let dev = ServeSetting("dev", variable: false, value: "true or false",
+        "Development mode: denials name the deciding rule (default false).")
+    static let rules = ServeSetting("rules", value: "file", "Security rules file; reloaded when it changes or on SIGHUP (default: none, only the admin key may read or write).")
+    static let indexes = ServeSetting("indexes", value: "file",
+        "Composite indexes and single-field overrides (Firestore's firestore.indexes.json format); entries are built or dropped at start.")
+    static let argon2Memory = ServeSetting("argon2Memory", value: "KiB, 8-1048576",
+        "Argon2id memory cost in KiB for new password hashes (default 19456, OWASP's minimum).")
+    static let argon2Iterations = ServeSetting("argon2Iterations", value: "1-64", "Argon2id iterations (default 2).")
+    static let argon2Parallelism = ServeSetting("argon2Parallelism", value: "1-16", "Argon2id parallelism (default 1).")
+    static let accessTokenLifetime = ServeSetting("accessTokenLifetime", value: "seconds",
+        "Seconds an access token works (default 3600).")
+    static let refreshTokenLifetime = ServeSetting("refreshTokenLifetime", value: "seconds",
+        "Seconds a refresh token works (default 2592000, 30 days).")
+    static let trustForwardedFor = ServeSetting("trustForwardedFor", value: "true or false",
+        "Take the client address for throttling from X-Forwarded-For (only behind a trusted proxy; default false).")
+    static let idleTimeout = ServeSetting("idleTimeout", value: "seconds, 0.1-86400",
+        "Seconds a connection with nothing under way stays open (default 60).")
+    static let requestHeadTimeout = ServeSetting("requestHeadTimeout", value: "seconds, 0.1-86400",
+        "Seconds a request head may take to arrive whole, from its first byte, before a 408 (default 10).")
+    static let requestBodyTimeout = ServeSetting("requestBodyTimeout", value: "seconds, 0.1-86400",
+        "Seconds a request body may go without a byte before a 408 (default 30).")
+
+    /// Every setting, in the order the reference lists them.
+    static let all: [ServeSetting] = [
+        data, host, port, adminKey, metricsKey, synchronous, logLevel, autoIds, rules, indexes, dev, indexWrites,
+        argon2Memory, argon2Iterations, argon2Parallelism, accessTokenLifetime, refreshTokenLifetime, trustForwardedFor,
+        idleTimeout, requestHeadTimeout, requestBodyTimeout,
+    ]
+
+    /// Where settings come from, in order: flags, then `HEARTH_*` variables, then the config file.
+    struct Sources {
+        /// The process's environment.
+        var environment: [String: String]
+        /// The config file's keys and values (as text).
+        var file: [String: String]
+
+        /// The setting's value: the flag's if given, else the variable's, else the file's.
+        func value(_ flag: String?, _ setting: ServeSetting) -> String? {
+            flag ?? setting.variable.flatMap { environment[$0] } ?? file[setting.key]
+        }
+    }
+}
