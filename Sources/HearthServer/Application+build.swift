@@ -11,20 +11,6 @@ import ServiceLifecycle
 import Prometheus
 import HearthRules
 
-/// The parts of a running Hearth server that callers (the CLI, the tests) may need.
-public struct HearthServices: Sendable {
-    /// The database engine.
-    public let database: Database
-    /// The admin key in force.
-    public let adminKey: AdminKey
-    /// The server's metrics.
-    public let metrics: ServerMetrics
-    /// Accounts and sessions.
-    public let auth: AuthService
-    /// Live updates.
-    public let feed: ChangeFeed
-}
-
 /// Builds the Hearth server: storage, engine, routes and middleware, and the services that run them, as one
 /// service to run (in a `ServiceGroup`, which stops it gracefully). `hearth serve` and the tests both call
 /// this and run what it returns; nothing else assembles a server. `onServerRunning` receives the bound port.
@@ -143,15 +129,3 @@ public func loadIndexFile(_ file: String) throws(HearthError) -> ([CompositeInde
 
 /// The `Server` header of every answer.
 let serverName = "hearth"
-
-/// Closes the storage (finishing queued writes) after the HTTP server has stopped.
-struct StorageService: Service {
-    let storage: any DocumentStorage
-    let logger: Logger
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        storage.close()
-        logger.info("store closed")
-    }
-}
