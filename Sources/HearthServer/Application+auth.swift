@@ -20,8 +20,6 @@ struct AccountsAssembly {
             OutboxService(auth: auth, mailbox: OutboxFile(dataDirectory: configuration.dataDirectory),
                           interval: .seconds(max(0.01, configuration.outboxInterval)), logger: logger),
             SessionSweeper(auth: auth, interval: .seconds(max(0.01, configuration.sweepInterval)), logger: logger),
-            try RevocationWatcher(storage: storage, hub: auth.revocations,
-                                  interval: .seconds(max(0.01, configuration.revocationPollInterval)), logger: logger),
         ]
     }
 

@@ -43,9 +43,6 @@ public struct ServerConfiguration: Sendable {
     public var outboxInterval: Double = 1
     /// Seconds between sweeps of ended sessions and expired one-time tokens.
     public var sweepInterval: Double = 600
-    /// Seconds between two looks at the revocation log for sessions revoked by another process (`hearth
-    /// users revoke|delete` beside the server), whose listeners then end.
-    public var revocationPollInterval: Double = 0.5
     /// Whether throttles take the client address from `X-Forwarded-For` (its last entry) instead of the
     /// connection; only behind a reverse proxy that sets the header, since clients can forge it.
     public var trustForwardedFor = false

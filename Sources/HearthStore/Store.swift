@@ -36,9 +36,9 @@ public final class Store: Sendable {
         /// collection id whose overrides changed since the last start.
         public var fieldOverrides: [FieldOverride] = []
         /// Opens with the composite indexes and overrides the data folder was last served with, instead of
-        /// the two above, and changes no entries: for tools that write to a folder a server serves (`hearth
-        /// fixtures`, `hearth users`), so that their writes keep the entries the server's do and opening never
-        /// rebuilds or drops what the server reads.
+        /// the two above, and changes no entries: for tools that open a served folder's file (`hearth
+        /// fixtures`, `hearth users` with no server running, `hearth import`), which do not know the server's
+        /// index file, so that their writes keep the entries the server's do and nothing it reads is dropped.
         public var usesServedIndexDefinitions = false
         /// The writer connection's page cache, in bytes. Modest for a server: SQLite scans the whole cache's hash
         /// table at the end of every write transaction, so a large cache costs every small commit; `hearth import`,
@@ -51,9 +51,9 @@ public final class Store: Sendable {
         /// Index entries (single-field and composite) one document may need; Firestore's 40,000. Tests lower it.
         public var maxIndexEntriesPerDocument = Limits.maxIndexEntriesPerDocument
         /// When set, the store holds the data folder's lock while open (`DataFolderLock`), recorded under this
-        /// name (`hearth serve`, `hearth import`): each must be the folder's only owner, and opening a second
-        /// owner there throws `DataFolderInUse`. Tools that write beside a server (`hearth fixtures`, `hearth
-        /// users`) leave it nil.
+        /// name (`hearth serve`, `hearth import`, `hearth users`): each must be the folder's only owner, and
+        /// opening a second owner there throws `DataFolderInUse`. Every store that writes sets it; tools act
+        /// through a server that holds the folder instead of opening its file.
         public var dataFolderOwner: String?
 
         /// WAL sizes, in pages of 4 KiB, that trigger checkpoints. Passive checkpoints (off the writer) copy
@@ -100,7 +100,7 @@ public final class Store: Sendable {
     public let statistics = StoreStatistics()
     private let writer: WorkerThreads<WriterState>
     private let readers: WorkerThreads<SQLiteConnection>
-    private let commitHook: CommitHookBox
+    private let commitObservers = CommitObservers()
     private let pointReaders: ConnectionPool
     private let documentCache: DecodedDocumentCache
     private let syncer: Syncer
@@ -154,13 +154,11 @@ public final class Store: Sendable {
             try c.execute("PRAGMA cache_size=-\(max(1, configuration.readerPageCache >> 10)); PRAGMA temp_store=MEMORY; PRAGMA query_only=1")
             readConnections.append(c)
         }
-        let hook = CommitHookBox()
-        commitHook = hook
         let checkpointConnection = try SQLiteConnection(path: path)
         try checkpointConnection.execute("PRAGMA synchronous=NORMAL")
-        let syncer = try Syncer(databasePath: path, directory: configuration.dataDirectory,
-                                syncWAL: configuration.synchronous == .full, limits: configuration.walLimits, hook: hook,
-                                checkpointConnection: checkpointConnection, documentCache: documentCache, logger: logger)
+        let syncer = Syncer(databasePath: path, directory: configuration.dataDirectory,
+                            syncWAL: configuration.synchronous == .full, limits: configuration.walLimits,
+                            observers: commitObservers, checkpointConnection: checkpointConnection, logger: logger)
         self.syncer = syncer
         state.installWALHook(syncer)
         var pointConnections: [SQLiteConnection] = []
@@ -304,17 +302,21 @@ public final class Store: Sendable {
             .replacingOccurrences(of: "_", with: "\\_")
     }
 
-    /// Sets the function told of every committed change, in commit order, after the commit is durable.
-    public func onCommit(_ body: @escaping @Sendable ([ChangeRecord]) -> Void) {
-        commitHook.set(body)
+    /// Records in the data folder's owner record where this store's server answers (its loopback URL), so that
+    /// tools act through it instead of opening the file (`DataFolderInUse.address`). Nothing without the lock.
+    public func recordOwnerAddress(_ address: String) {
+        folderLock?.record(address: address)
     }
 
-    /// Sets the function told when changes were committed that the commit hook will never be told of: another
-    /// process logged more changes than the log keeps (`Configuration.changeLogRetention`) between two looks,
-    /// and the oldest were trimmed before this store read them. It is called before the hook is told of the
-    /// changes that follow the gap; whoever keeps state derived from the changes must read it again.
-    public func onChangesMissed(_ body: @escaping @Sendable () -> Void) {
-        commitHook.setMissed(body)
+    /// Adds an observer told of every committed change, in commit order, after the commit is durable; it is
+    /// kept until removed. Observers are told in the order they were added.
+    public func add(commitObserver observer: any CommitObserver) {
+        commitObservers.add(observer)
+    }
+
+    /// Stops telling an observer of commits.
+    public func remove(commitObserver observer: any CommitObserver) {
+        commitObservers.remove(observer)
     }
 
     /// Runs a read on a reader thread. Reads see the last committed state, field index included: a write's
@@ -422,39 +424,6 @@ public final class Store: Sendable {
     }
 }
 
-/// The commit hook, settable after the store starts, and the hook told when changes were missed.
-final class CommitHookBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var body: (@Sendable ([ChangeRecord]) -> Void)?
-    private var missed: (@Sendable () -> Void)?
-
-    func setMissed(_ missed: @escaping @Sendable () -> Void) {
-        lock.lock()
-        self.missed = missed
-        lock.unlock()
-    }
-
-    func callMissed() {
-        lock.lock()
-        let missed = self.missed
-        lock.unlock()
-        missed?()
-    }
-
-    func set(_ body: @escaping @Sendable ([ChangeRecord]) -> Void) {
-        lock.lock()
-        self.body = body
-        lock.unlock()
-    }
-
-    func call(_ changes: [ChangeRecord]) {
-        lock.lock()
-        let body = self.body
-        lock.unlock()
-        body?(changes)
-    }
-}
-
 /// One job in a group commit.
 final class WriteJobState {
     let context: WriteContext
@@ -534,35 +503,32 @@ final class WriterState: @unchecked Sendable {
             states.append(state)
         }
         current = nil
-        syncer.committing { handOver in
-            var commitError: (any Error)?
-            do {
-                if !changes.isEmpty {
-                    commitsSinceTrim += 1
-                    changesSinceTrim += changes.count
-                    if commitsSinceTrim >= trimInterval || changesSinceTrim >= max(1, retention / 10) {
-                        commitsSinceTrim = 0
-                        changesSinceTrim = 0
-                        try trimChangeLog()
-                    }
+        var commitError: (any Error)?
+        do {
+            if !changes.isEmpty {
+                commitsSinceTrim += 1
+                changesSinceTrim += changes.count
+                if commitsSinceTrim >= trimInterval || changesSinceTrim >= max(1, retention / 10) {
+                    commitsSinceTrim = 0
+                    changesSinceTrim = 0
+                    try trimChangeLog()
                 }
-                try connection.prepare("COMMIT").run()
-            } catch {
-                logger.error("commit failed", metadata: ["error": "\(error)"])
-                try? connection.execute("ROLLBACK")
-                commitError = HearthError.internal()
             }
-            // With the changes other processes logged since the last hand-over first, in the log's order.
-            let published = commitError == nil ? handOver(changes, connection) : []
-            if !published.isEmpty { documentCache.invalidate(published) }
-            if syncer.syncsWAL {
-                // Acknowledge only once the batch is durable: the syncer syncs the WAL, then runs these in order.
-                let completions: [() -> Void] = states.map { state in { state.onCommit?(state.failed ? nil : commitError) } }
-                syncer.enqueue(Syncer.Batch(completions: completions, changes: published))
-            } else {
-                for state in states { state.onCommit?(state.failed ? nil : commitError) }
-                if !published.isEmpty { syncer.publish(published) }
-            }
+            try connection.prepare("COMMIT").run()
+        } catch {
+            logger.error("commit failed", metadata: ["error": "\(error)"])
+            try? connection.execute("ROLLBACK")
+            commitError = HearthError.internal()
+        }
+        let published = commitError == nil ? changes : []
+        if !published.isEmpty { documentCache.invalidate(published) }
+        if syncer.syncsWAL {
+            // Acknowledge only once the batch is durable: the syncer syncs the WAL, then runs these in order.
+            let completions: [() -> Void] = states.map { state in { state.onCommit?(state.failed ? nil : commitError) } }
+            syncer.enqueue(Syncer.Batch(completions: completions, changes: published))
+        } else {
+            for state in states { state.onCommit?(state.failed ? nil : commitError) }
+            if !published.isEmpty { syncer.publish(published) }
         }
         if wantsCheckpoint {
             syncer.checkpoint(connection, mode: "TRUNCATE")

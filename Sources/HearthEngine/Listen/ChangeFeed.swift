@@ -52,10 +52,9 @@ public final class ChangeFeed: Service, Sendable {
         let (messages, inbox) = AsyncStream<FeedMessage>.makeStream(bufferingPolicy: .unbounded)
         self.messages = messages
         self.inbox = inbox
-        let handOver = CommitHandOver(maxQueuedBytes: configuration.maxQueuedChangeBytes)
+        let handOver = CommitHandOver(inbox: inbox, maxQueuedBytes: configuration.maxQueuedChangeBytes)
         self.handOver = handOver
-        database.store.onCommit { changes in handOver.receive(changes, inbox: inbox) }
-        database.store.onChangesMissed { inbox.yield(.changesMissed) }
+        database.store.add(commitObserver: handOver)
         database.rules.onInstall { generation in inbox.yield(.rulesChanged(generation: generation)) }
     }
 
@@ -154,7 +153,7 @@ public final class ChangeFeed: Service, Sendable {
 ///
 /// What waits for the loop is bounded (`maxQueuedBytes`): when commits come faster than the loop takes them,
 /// later ones are dropped until it has taken every one queued before, and then it is told to read every view
-/// again (`.changesMissed`, as when another process's changes were trimmed unseen), which reads them all.
+/// again (`.changesMissed`), which reads them all.
 ///
 /// Nothing a view needs is lost. A view's first result is read at a change-log position after the view
 /// starts listening (`startListening`, before its load is asked for), and only later changes are applied to
@@ -162,7 +161,7 @@ public final class ChangeFeed: Service, Sendable {
 /// precede its `COMMIT` (at `normal` durability the writer hands over just before committing); every
 /// earlier one is committed, so the result read includes it. The latest hand-overs kept are given to the new
 /// view with the result's position deciding, as for any change that arrives while a view loads.
-final class CommitHandOver: Sendable {
+final class CommitHandOver: CommitObserver {
     private struct State {
         var listening = false
         var parked: [[ChangeRecord]] = []
@@ -176,9 +175,13 @@ final class CommitHandOver: Sendable {
     /// Hand-overs kept while no view is open; more than the one that can precede its commit, for margin.
     static let kept = 4
     private let state = Mutex(State())
+    private let inbox: AsyncStream<FeedMessage>.Continuation
     let maxQueuedBytes: Int
 
-    init(maxQueuedBytes: Int = ListenConfiguration().maxQueuedChangeBytes) { self.maxQueuedBytes = maxQueuedBytes }
+    init(inbox: AsyncStream<FeedMessage>.Continuation, maxQueuedBytes: Int = ListenConfiguration().maxQueuedChangeBytes) {
+        self.inbox = inbox
+        self.maxQueuedBytes = maxQueuedBytes
+    }
 
     /// What a commit's changes weigh while queued: the stored documents, and a little for each record.
     static func bytes(_ changes: [ChangeRecord]) -> Int {
@@ -190,7 +193,7 @@ final class CommitHandOver: Sendable {
 
     /// Called by the store for each hand-over, in commit order. The message is queued under the lock, so that
     /// hand-overs and a switch to listening are in one order.
-    func receive(_ changes: [ChangeRecord], inbox: AsyncStream<FeedMessage>.Continuation) {
+    func committed(_ changes: [ChangeRecord]) {
         state.withLock { state in
             if state.listening {
                 let size = Self.bytes(changes)
@@ -225,7 +228,7 @@ final class CommitHandOver: Sendable {
 
     /// The loop took a commit off its queue. Once it has taken every commit queued before a drop, it is told to
     /// read every view again, ahead of any later commit.
-    func taken(_ changes: [ChangeRecord], inbox: AsyncStream<FeedMessage>.Continuation) {
+    func taken(_ changes: [ChangeRecord]) {
         state.withLock { state in
             state.queuedBytes -= Self.bytes(changes)
             if state.dropping && state.queuedBytes <= 0 {
@@ -241,8 +244,7 @@ final class CommitHandOver: Sendable {
 enum FeedMessage: Sendable {
     case connect(ListenConnection)
     case commit([ChangeRecord])
-    /// Changes were committed that the feed will never see (another process's, trimmed from the log before
-    /// this server read them): every view reads its result again.
+    /// Commits were dropped on their way to the loop (`CommitHandOver`): every view reads its result again.
     case changesMissed
     case add(Subscriber)
     case remove(connection: Int, targetID: String, serial: Int)
