@@ -20,9 +20,8 @@ public struct RevocationEvent: Sendable, Hashable {
         /// Not a revocation: claims, email or verification changed. Sessions stay valid, but an identity a
         /// listener captured earlier is stale and should be fetched again with `authenticate`.
         case identityChanged = "identity-changed"
-        /// Not a revocation: news of some revocations was lost (a subscriber fell too far behind, or the
-        /// revocation log was trimmed past what a watcher had read), so every session, of any account, must
-        /// be looked up again; those that no longer work end with `sessionEnded`.
+        /// Not a revocation: news of some revocations was lost (a subscriber fell too far behind), so every
+        /// session, of any account, must be looked up again; those that no longer work end with `sessionEnded`.
         case sessionsUnknown = "sessions-unknown"
         /// A session found not to work any more when sessions were looked up again after `sessionsUnknown`.
         case sessionEnded = "session-ended"

@@ -9,7 +9,7 @@ import Logging
 ///
 /// Atomicity comes from the single writer: each method's checks and changes run in one job of the
 /// writer's transaction, which nothing else interleaves with.
-package final class SQLiteAuthStorage: AuthStorage, RevocationLog {
+package final class SQLiteAuthStorage: AuthStorage {
     /// The file underneath, shared with the document store.
     let file: any SQLiteAccess
     let seal: OutboxSeal

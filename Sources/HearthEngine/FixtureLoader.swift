@@ -14,6 +14,36 @@ public struct FixtureLoader: Sendable {
         public var usersCreated = 0
         /// Accounts that existed already (their claims are set to the fixture's; passwords are kept).
         public var usersExisting = 0
+
+        /// Makes a report.
+        public init(written: Int, unchanged: Int, usersCreated: Int = 0, usersExisting: Int = 0) {
+            self.written = written
+            self.unchanged = unchanged
+            self.usersCreated = usersCreated
+            self.usersExisting = usersExisting
+        }
+
+        /// The report as `POST /v1/admin/fixtures` answers it.
+        public var json: JSON {
+            .object([("written", .int(Int64(written))), ("unchanged", .int(Int64(unchanged))),
+                     ("usersCreated", .int(Int64(usersCreated))), ("usersExisting", .int(Int64(usersExisting)))])
+        }
+
+        /// Reads a report as `json` writes it.
+        public init(json: JSON) throws(HearthError) {
+            func count(_ key: String) throws(HearthError) -> Int {
+                guard case .int(let n)? = json[key], n >= 0 else { throw .internal("the fixture report has no count '\(key)'") }
+                return Int(n)
+            }
+            self.init(written: try count("written"), unchanged: try count("unchanged"),
+                      usersCreated: try count("usersCreated"), usersExisting: try count("usersExisting"))
+        }
+
+        /// Adds another load's counts.
+        public static func + (a: Report, b: Report) -> Report {
+            Report(written: a.written + b.written, unchanged: a.unchanged + b.unchanged,
+                   usersCreated: a.usersCreated + b.usersCreated, usersExisting: a.usersExisting + b.usersExisting)
+        }
     }
 
     /// The database loaded into or exported from.

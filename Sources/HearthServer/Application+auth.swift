@@ -15,17 +15,11 @@ struct AccountsAssembly {
         let hasher = try PasswordHasher(configuration: configuration.passwordHashing)
         auth = AuthService(storage: storage.accounts, hasher: hasher, configuration: configuration.auth,
                            now: configuration.authClock)
-        var services: [any Service] = [
+        services = [
             OutboxService(auth: auth, mailbox: OutboxFile(dataDirectory: configuration.storage.dataDirectory),
                           interval: max(.milliseconds(10), configuration.outboxInterval), logger: logger),
             SessionSweeper(auth: auth, interval: max(.milliseconds(10), configuration.sweepInterval), logger: logger),
         ]
-        if let log = storage.revocations {
-            services.append(try RevocationWatcher(storage: log, hub: auth.revocations,
-                                                  interval: max(.milliseconds(10), configuration.revocationPollInterval),
-                                                  logger: logger))
-        }
-        self.services = services
     }
 
     func register(on router: Router<HearthRequestContext>, configuration: ServerConfiguration) {

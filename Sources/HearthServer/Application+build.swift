@@ -51,6 +51,7 @@ public func buildApplication(
     DocumentRoutes(database: database, api: api,
                    clientAddress: ClientAddress(trustForwardedFor: configuration.trustForwardedFor)).register(on: router)
     accounts.register(on: router, configuration: configuration)
+    AdminFixtureRoutes(database: database, auth: accounts.auth).register(on: router)
     let feed = ChangeFeed(database: database, configuration: configuration.listen,
                           revocations: accounts.auth.revocations,
                           identities: { [auth = accounts.auth] session in
@@ -99,7 +100,12 @@ public func buildApplication(
             }, configuration: configuration.connections)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
-        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+        onServerRunning: { channel in
+            let port = channel.localAddress?.port ?? configuration.port
+            // Where tools find this server (`hearth users`, `hearth fixtures load`) to act through it.
+            storage.documents.recordOwnerAddress(loopbackURL(host: configuration.host, port: port))
+            await onServerRunning(port)
+        },
         logger: logger
     )
     app.addServices(StorageService(storage: storage.documents, logger: logger))
@@ -124,6 +130,16 @@ public func loadIndexFile(_ file: String) throws(HearthError) -> ([CompositeInde
         return (try CompositeIndex.parseFile(json), try FieldOverride.parseFile(json))
     } catch {
         throw HearthError(error.code, "index file \(file): \(error.message)")
+    }
+}
+
+/// Where a process on this machine reaches a server listening on `host`: a wildcard address is reached on
+/// loopback, any other as it is named.
+func loopbackURL(host: String, port: Int) -> String {
+    switch host {
+    case "", "0.0.0.0", "*": return "http://127.0.0.1:\(port)"
+    case "::", "[::]": return "http://[::1]:\(port)"
+    default: return host.contains(":") && !host.hasPrefix("[") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
     }
 }
 

@@ -40,9 +40,6 @@ public struct ServerConfiguration: Sendable {
     public var outboxInterval: Duration = .seconds(1)
     /// Time between sweeps of ended sessions and expired one-time tokens.
     public var sweepInterval: Duration = .seconds(600)
-    /// Time between two looks at the revocation log for sessions revoked by another process (`hearth
-    /// users revoke|delete` beside the server), whose listeners then end.
-    public var revocationPollInterval: Duration = .milliseconds(500)
     /// Whether throttles take the client address from `X-Forwarded-For` (its last entry) instead of the
     /// connection; only behind a reverse proxy that sets the header, since clients can forge it.
     public var trustForwardedFor = false

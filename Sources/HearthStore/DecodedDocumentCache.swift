@@ -7,15 +7,13 @@ import HearthCore
 ///
 /// Exact for this process's writes: the writer drops every document it changed right after its commit,
 /// before any of the commit's writes is acknowledged. A read that was under way while its document changed
-/// may hold the older state, so what it read is not kept. Another process's writes to the same database
-/// file are dropped when the syncer finds them in the change log (within `Syncer.foreignPollInterval`);
-/// `lifetime`, after which an entry is read again anyway, is the backstop.
+/// may hold the older state, so what it read is not kept. Nothing else writes the database while the store
+/// is open (tools act through the server, `DataFolderLock`), so an entry stays exact until a commit drops it.
 ///
 /// Bounded in entries and in stored bytes; documents larger than `maxDocumentBytes` are decoded each time.
 final class DecodedDocumentCache: @unchecked Sendable {
     private struct Entry {
         var document: Document?
-        var expires: UInt64
         var bytes: Int
     }
 
@@ -29,26 +27,21 @@ final class DecodedDocumentCache: @unchecked Sendable {
     private let capacity: Int
     private let maxBytes: Int
     private let maxDocumentBytes: Int
-    private let lifetime: UInt64
 
     /// - Parameters:
     ///   - capacity: entries kept; when full, the cache starts over.
     ///   - maxBytes: stored bytes of the documents kept; past it, the cache starts over.
     ///   - maxDocumentBytes: documents stored larger than this are not kept.
-    ///   - lifetime: nanoseconds an entry is trusted (bounds how late another process's writes are seen).
-    init(capacity: Int = 4_096, maxBytes: Int = 16 << 20, maxDocumentBytes: Int = 64 << 10,
-         lifetime: UInt64 = 1_000_000_000) {
+    init(capacity: Int = 4_096, maxBytes: Int = 16 << 20, maxDocumentBytes: Int = 64 << 10) {
         self.capacity = capacity
         self.maxBytes = maxBytes
         self.maxDocumentBytes = maxDocumentBytes
-        self.lifetime = lifetime
     }
 
     /// The document at `path` (nil when missing), from the cache or decoded from what `read` finds.
     func document(at path: DocumentPath, read: () throws -> StoredDocument?) throws -> Document? {
-        let now = Self.now()
         lock.lock()
-        if let entry = entries[path], entry.expires > now {
+        if let entry = entries[path] {
             lock.unlock()
             return entry.document
         }
@@ -64,20 +57,8 @@ final class DecodedDocumentCache: @unchecked Sendable {
             finish(path, keeping: nil)
             throw error
         }
-        finish(path, keeping: size > maxDocumentBytes ? nil : Entry(document: document, expires: now + lifetime, bytes: size))
+        finish(path, keeping: size > maxDocumentBytes ? nil : Entry(document: document, bytes: size))
         return document
-    }
-
-    /// Monotonic nanoseconds, to the clock tick: plenty for lifetimes of a second, and on Linux a read of the
-    /// kernel's last tick instead of the clock hardware.
-    private static func now() -> UInt64 {
-        #if os(Linux)
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &t)
-        return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
-        #else
-        return DispatchTime.now().uptimeNanoseconds
-        #endif
     }
 
     private func finish(_ path: DocumentPath, keeping entry: Entry?) {
@@ -106,15 +87,6 @@ final class DecodedDocumentCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return (entries.count, bytes)
-    }
-
-    /// Forgets every document: changes were committed that this process cannot name.
-    func invalidateAll() {
-        lock.lock()
-        defer { lock.unlock() }
-        entries.removeAll()
-        bytes = 0
-        changedWhileReading.formUnion(reading.keys)
     }
 
     /// Forgets documents a commit changed; called after the commit, before its writes are acknowledged.

@@ -25,12 +25,6 @@ extension ReadContext {
         return LogPosition(sequence: sequence, commitTime: Timestamp(microseconds: latest))
     }
 
-    /// The highest sequence number the change log has used (0 before the first change), whichever process
-    /// logged it, read in a transaction of its own.
-    static func lastSequence(on connection: SQLiteConnection) throws -> Int64 {
-        try connection.scalarInt("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0)") ?? 0
-    }
-
     /// The oldest sequence number the change log still holds, or nil when it is empty.
     public func oldestRetainedSequence() throws -> Int64? {
         try connection.scalarInt("SELECT min(seq) FROM changes")
@@ -38,11 +32,6 @@ extension ReadContext {
 
     /// The logged changes with `after < seq <= through`, in order.
     public func changes(after: Int64, through: Int64) throws -> [ChangeRecord] {
-        try Self.changes(on: connection, after: after, through: through)
-    }
-
-    /// The logged changes with `after < seq <= through`, in order, read on any connection.
-    static func changes(on connection: SQLiteConnection, after: Int64, through: Int64) throws -> [ChangeRecord] {
         let s = try connection.prepare(
             "SELECT seq, commit_time, path, data, create_time, update_time FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq")
         defer { s.reset() }

@@ -32,9 +32,9 @@ extension Store {
         /// collection id whose overrides changed since the last start.
         public var fieldOverrides: [FieldOverride] = []
         /// Opens with the composite indexes and overrides the data folder was last served with, instead of
-        /// the two above, and changes no entries: for tools that write to a folder a server serves (`hearth
-        /// fixtures`, `hearth users`), so that their writes keep the entries the server's do and opening never
-        /// rebuilds or drops what the server reads.
+        /// the two above, and changes no entries: for tools that open a served folder's file (`hearth
+        /// fixtures`, `hearth users` with no server running, `hearth import`), which do not know the server's
+        /// index file, so that their writes keep the entries the server's do and nothing it reads is dropped.
         public var usesServedIndexDefinitions = false
         /// The writer connection's page cache, in bytes. Modest for a server: SQLite scans the whole cache's hash
         /// table at the end of every write transaction, so a large cache costs every small commit; `hearth import`,
@@ -47,9 +47,9 @@ extension Store {
         /// Index entries (single-field and composite) one document may need; Firestore's 40,000. Tests lower it.
         public var maxIndexEntriesPerDocument = Limits.maxIndexEntriesPerDocument
         /// When set, the store holds the data folder's lock while open (`DataFolderLock`), recorded under this
-        /// name (`hearth serve`, `hearth import`): each must be the folder's only owner, and opening a second
-        /// owner there throws `DataFolderInUse`. Tools that write beside a server (`hearth fixtures`, `hearth
-        /// users`) leave it nil.
+        /// name (`hearth serve`, `hearth import`, `hearth users`): each must be the folder's only owner, and
+        /// opening a second owner there throws `DataFolderInUse`. Every store that writes sets it; tools act
+        /// through a server that holds the folder instead of opening its file.
         public var dataFolderOwner: String?
 
         /// WAL sizes, in pages of 4 KiB, that trigger checkpoints. Passive checkpoints (off the writer) copy

@@ -1,18 +1,16 @@
 import HearthCore
 
-/// Writes as jobs of the group commit, and the functions told of what they committed.
+/// Writes as jobs of the group commit, and the observers told of what they committed.
 extension Store {
-    /// Sets the function told of every committed change, in commit order, after the commit is durable.
-    public func onCommit(_ body: @escaping @Sendable ([ChangeRecord]) -> Void) {
-        commitHook.set(body)
+    /// Adds an observer told of every committed change, in commit order, after the commit is durable; it is
+    /// kept until removed. Observers are told in the order they were added.
+    public func add(commitObserver observer: any CommitObserver) {
+        commitObservers.add(observer)
     }
 
-    /// Sets the function told when changes were committed that the commit hook will never be told of: another
-    /// process logged more changes than the log keeps (`Configuration.changeLogRetention`) between two looks,
-    /// and the oldest were trimmed before this store read them. It is called before the hook is told of the
-    /// changes that follow the gap; whoever keeps state derived from the changes must read it again.
-    public func onChangesMissed(_ body: @escaping @Sendable () -> Void) {
-        commitHook.setMissed(body)
+    /// Stops telling an observer of commits.
+    public func remove(commitObserver observer: any CommitObserver) {
+        commitObservers.remove(observer)
     }
 
     /// Runs a write job on the writer thread, inside a transaction shared with other queued jobs; the job's

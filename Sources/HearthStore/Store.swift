@@ -12,7 +12,7 @@ public final class Store: Sendable {
     public let statistics = StoreStatistics()
     let writer: WorkerThreads<WriterState>
     let readers: WorkerThreads<SQLiteConnection>
-    let commitHook: CommitHookBox
+    let commitObservers = CommitObservers()
     let pointReaders: ConnectionPool
     let documentCache: DecodedDocumentCache
     let syncer: Syncer
@@ -66,13 +66,11 @@ public final class Store: Sendable {
             try c.execute("PRAGMA cache_size=-\(max(1, configuration.readerPageCache >> 10)); PRAGMA temp_store=MEMORY; PRAGMA query_only=1")
             readConnections.append(c)
         }
-        let hook = CommitHookBox()
-        commitHook = hook
         let checkpointConnection = try SQLiteConnection(path: path)
         try checkpointConnection.execute("PRAGMA synchronous=NORMAL")
-        let syncer = try Syncer(databasePath: path, directory: configuration.dataDirectory,
-                                syncWAL: configuration.synchronous == .full, limits: configuration.walLimits, hook: hook,
-                                checkpointConnection: checkpointConnection, documentCache: documentCache, logger: logger)
+        let syncer = Syncer(databasePath: path, directory: configuration.dataDirectory,
+                            syncWAL: configuration.synchronous == .full, limits: configuration.walLimits,
+                            observers: commitObservers, checkpointConnection: checkpointConnection, logger: logger)
         self.syncer = syncer
         state.installWALHook(syncer)
         var pointConnections: [SQLiteConnection] = []
@@ -85,6 +83,12 @@ public final class Store: Sendable {
         readers = WorkerThreads(name: "hearth-reader", resources: readConnections)
         writer = WorkerThreads(name: "hearth-writer", resources: [state], batchLimit: configuration.groupCommitLimit,
                                batchBody: { jobs, state in state.runBatch(jobs, syncer: syncer, logger: logger) })
+    }
+
+    /// Records in the data folder's owner record where this store's server answers (its loopback URL), so that
+    /// tools act through it instead of opening the file (`DataFolderInUse.address`). Nothing without the lock.
+    public func recordOwnerAddress(_ address: String) {
+        folderLock?.record(address: address)
     }
 
     /// Finishes queued work, checkpoints the WAL into the database file and stops the threads.

@@ -21,10 +21,10 @@ import Glibc
 /// at most `backgroundSyncInterval` after a commit, so a power loss can cost at most that window of
 /// acknowledged writes (SQLite's own `NORMAL` syncs only at checkpoints).
 ///
-/// It is also where changes reach the commit hook (the listeners' feed), strictly in the change log's order,
-/// each once, including changes that another process (`hearth fixtures load`, `hearth users ...`) committed
-/// to the same database: the writer hands over the rows logged between its last batch and its new one with
-/// that batch, and this thread looks for such rows every `foreignPollInterval` when nothing else happens.
+/// It is also where changes reach the commit observers (the listeners' feed), strictly in the change log's
+/// order, each once. The store's writer is the only one that writes the database while the store is open:
+/// tools act through a running server (`hearth users`, `hearth fixtures`), and a server or a tool that opens the
+/// file holds the data folder's lock, so there are no other processes' changes to look for.
 final class Syncer: @unchecked Sendable {
     struct Batch {
         let completions: [() -> Void]
@@ -33,14 +33,6 @@ final class Syncer: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var pending: [Batch] = []
-    /// Held by whoever hands changes to the hook (the writer from just before its `COMMIT`, the poll), so
-    /// that every change is handed over once and in order.
-    private let sequenceLock = NSLock()
-    /// The change log's sequence number of the last change handed over.
-    private var lastHandedOver: Int64
-    /// How often this thread looks for changes another process committed, when idle.
-    static let foreignPollInterval: TimeInterval = 0.25
-    private let documentCache: DecodedDocumentCache
     private var stopping = false
     private var stopped = false
     private var walPages: Int32 = 0
@@ -54,7 +46,7 @@ final class Syncer: @unchecked Sendable {
     private let syncWAL: Bool
     /// True when acknowledgements wait for a WAL sync (`full` durability).
     var syncsWAL: Bool { syncWAL }
-    private let hook: CommitHookBox
+    private let observers: CommitObservers
     private let checkpointConnection: SQLiteConnection
     private let logger: Logger
     /// When checkpoints run (see `Store.Configuration.WALLimits`).
@@ -66,15 +58,12 @@ final class Syncer: @unchecked Sendable {
     private var lastWALPages: Int32 = 0
 
     init(databasePath: String, directory: String, syncWAL: Bool, limits: Store.Configuration.WALLimits,
-         hook: CommitHookBox, checkpointConnection: SQLiteConnection, documentCache: DecodedDocumentCache,
-         logger: Logger) throws {
-        lastHandedOver = try ReadContext.lastSequence(on: checkpointConnection)
-        self.documentCache = documentCache
+         observers: CommitObservers, checkpointConnection: SQLiteConnection, logger: Logger) {
         self.limits = limits
         walPath = databasePath + "-wal"
         self.directory = directory
         self.syncWAL = syncWAL
-        self.hook = hook
+        self.observers = observers
         self.checkpointConnection = checkpointConnection
         self.logger = logger
         let thread = Thread { [self] in
@@ -92,72 +81,10 @@ final class Syncer: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Runs the writer's `COMMIT` and the hand-over of its batch as one step for the hook: `body` commits,
-    /// then hands its batch's changes (and acknowledgements) over with `handOver`, which puts first the
-    /// changes other processes logged since the last hand-over. A poll waits meanwhile, so it can neither
-    /// take this batch's rows for another process's nor hand over later rows before them.
-    func committing<T>(_ body: (_ handOver: (_ changes: [ChangeRecord], _ connection: SQLiteConnection) -> [ChangeRecord]) -> T) -> T {
-        sequenceLock.lock()
-        defer { sequenceLock.unlock() }
-        return body { changes, connection in
-            guard let first = changes.first?.sequence else { return changes }
-            var all = changes
-            if first > lastHandedOver + 1 {
-                do {
-                    let foreign = try ReadContext.changes(on: connection, after: lastHandedOver, through: first - 1)
-                    handleTrimmed(foreign, after: lastHandedOver, through: first - 1)
-                    all = foreign + changes
-                } catch {
-                    logger.error("cannot read other processes' changes from the change log; listeners miss them",
-                                 metadata: ["after": "\(lastHandedOver)", "through": "\(first - 1)", "error": "\(error)"])
-                }
-            }
-            lastHandedOver = changes.last!.sequence
-            return all
-        }
-    }
-
-    /// Another process that logs more changes than the log keeps (`Store.Configuration.changeLogRetention`)
-    /// between two looks trims some before this server reads them. Which documents they changed is unknown,
-    /// so every decoded document is dropped and the hook's owner is told (`Store.onChangesMissed`) before the
-    /// changes after the gap reach it: the listeners' feed then reads every view again.
-    private func handleTrimmed(_ foreign: [ChangeRecord], after: Int64, through: Int64) {
-        let first = foreign.first?.sequence ?? through + 1
-        guard first > after + 1 else { return }
-        logger.warning("changes another process made were trimmed from the change log before this server read them; listeners read their results again",
-                       metadata: ["missed": "\(first - after - 1)"])
-        documentCache.invalidateAll()
-        hook.callMissed()
-    }
-
-    /// Publishes changes that need no sync first (`normal` durability), in commit order. Called inside
-    /// `committing`.
+    /// Publishes changes that need no sync first (`normal` durability), in commit order. Called by the writer
+    /// right after its commit.
     func publish(_ changes: [ChangeRecord]) {
-        hook.call(changes)
-    }
-
-    /// Hands over the changes other processes committed since the last hand-over, if any.
-    private func pollForeignChanges() {
-        sequenceLock.lock()
-        defer { sequenceLock.unlock() }
-        let foreign: [ChangeRecord]
-        do {
-            let latest = try ReadContext.lastSequence(on: checkpointConnection)
-            guard latest > lastHandedOver else { return }
-            foreign = try ReadContext.changes(on: checkpointConnection, after: lastHandedOver, through: latest)
-            handleTrimmed(foreign, after: lastHandedOver, through: latest)
-            lastHandedOver = latest
-        } catch {
-            logger.warning("cannot read the change log for other processes' changes", metadata: ["error": "\(error)"])
-            return
-        }
-        guard !foreign.isEmpty else { return }
-        documentCache.invalidate(foreign)
-        if syncWAL {
-            enqueue(Batch(completions: [], changes: foreign))
-        } else {
-            hook.call(foreign)
-        }
+        observers.committed(changes)
     }
 
     /// Told by SQLite's WAL hook how large the WAL is after each commit.
@@ -205,18 +132,9 @@ final class Syncer: @unchecked Sendable {
     }
 
     private func loop() {
-        var nextPoll = Date(timeIntervalSinceNow: Self.foreignPollInterval)
         while true {
             condition.lock()
-            while pending.isEmpty && !stopping && walPages < limits.checkpointPages && !dirty {
-                if !condition.wait(until: nextPoll) { break }
-            }
-            if Date() >= nextPoll {
-                condition.unlock()
-                pollForeignChanges()
-                nextPoll = Date(timeIntervalSinceNow: Self.foreignPollInterval)
-                condition.lock()
-            }
+            while pending.isEmpty && !stopping && walPages < limits.checkpointPages && !dirty { condition.wait() }
             var backgroundSync = false
             if dirty && pending.isEmpty && !stopping && walPages < limits.checkpointPages {
                 // Let commits gather for one interval, then sync them all at once.
@@ -238,7 +156,7 @@ final class Syncer: @unchecked Sendable {
                 for batch in batches {
                     for completion in batch.completions { completion() }
                 }
-                for batch in batches where !batch.changes.isEmpty { hook.call(batch.changes) }
+                for batch in batches where !batch.changes.isEmpty { observers.committed(batch.changes) }
             }
             if backgroundSync { sync() }
             if wantsCheckpoint { checkpoint(checkpointConnection, mode: "PASSIVE") }

@@ -73,35 +73,32 @@ final class WriterState: @unchecked Sendable {
             states.append(state)
         }
         current = nil
-        syncer.committing { handOver in
-            var commitError: (any Error)?
-            do {
-                if !changes.isEmpty {
-                    commitsSinceTrim += 1
-                    changesSinceTrim += changes.count
-                    if commitsSinceTrim >= trimInterval || changesSinceTrim >= max(1, retention / 10) {
-                        commitsSinceTrim = 0
-                        changesSinceTrim = 0
-                        try trimChangeLog()
-                    }
+        var commitError: (any Error)?
+        do {
+            if !changes.isEmpty {
+                commitsSinceTrim += 1
+                changesSinceTrim += changes.count
+                if commitsSinceTrim >= trimInterval || changesSinceTrim >= max(1, retention / 10) {
+                    commitsSinceTrim = 0
+                    changesSinceTrim = 0
+                    try trimChangeLog()
                 }
-                try connection.prepare("COMMIT").run()
-            } catch {
-                logger.error("commit failed", metadata: ["error": "\(error)"])
-                try? connection.execute("ROLLBACK")
-                commitError = HearthError.internal()
             }
-            // With the changes other processes logged since the last hand-over first, in the log's order.
-            let published = commitError == nil ? handOver(changes, connection) : []
-            if !published.isEmpty { documentCache.invalidate(published) }
-            if syncer.syncsWAL {
-                // Acknowledge only once the batch is durable: the syncer syncs the WAL, then runs these in order.
-                let completions: [() -> Void] = states.map { state in { state.onCommit?(state.failed ? nil : commitError) } }
-                syncer.enqueue(Syncer.Batch(completions: completions, changes: published))
-            } else {
-                for state in states { state.onCommit?(state.failed ? nil : commitError) }
-                if !published.isEmpty { syncer.publish(published) }
-            }
+            try connection.prepare("COMMIT").run()
+        } catch {
+            logger.error("commit failed", metadata: ["error": "\(error)"])
+            try? connection.execute("ROLLBACK")
+            commitError = HearthError.internal()
+        }
+        let published = commitError == nil ? changes : []
+        if !published.isEmpty { documentCache.invalidate(published) }
+        if syncer.syncsWAL {
+            // Acknowledge only once the batch is durable: the syncer syncs the WAL, then runs these in order.
+            let completions: [() -> Void] = states.map { state in { state.onCommit?(state.failed ? nil : commitError) } }
+            syncer.enqueue(Syncer.Batch(completions: completions, changes: published))
+        } else {
+            for state in states { state.onCommit?(state.failed ? nil : commitError) }
+            if !published.isEmpty { syncer.publish(published) }
         }
         if wantsCheckpoint {
             syncer.checkpoint(connection, mode: "TRUNCATE")

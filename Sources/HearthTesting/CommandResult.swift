@@ -10,16 +10,22 @@ public struct CommandResult: Sendable {
     public var errorOutput: String
 
     /// Runs `hearth` (see `ServerProcess.binaryPath`) with arguments and waits for it, killing it after
-    /// `timeout` seconds. The waiting happens on a thread of its own (see `HearthCLI.run`).
-    public static func run(_ arguments: [String], currentDirectory: String? = nil, timeout: Double = 60) async throws -> CommandResult {
-        try await RawHTTPConnection.onOwnThread { try runNow(arguments, currentDirectory: currentDirectory, timeout: timeout) }
+    /// `timeout` seconds. The waiting happens on a thread of its own (see `HearthCLI.run`). `environment` adds
+    /// variables to this process's (`HEARTH_ADMIN_KEY` for a tool that acts through a server).
+    public static func run(_ arguments: [String], currentDirectory: String? = nil, environment: [String: String] = [:],
+                           timeout: Double = 60) async throws -> CommandResult {
+        try await RawHTTPConnection.onOwnThread {
+            try runNow(arguments, currentDirectory: currentDirectory, environment: environment, timeout: timeout)
+        }
     }
 
-    private static func runNow(_ arguments: [String], currentDirectory: String?, timeout: Double) throws -> CommandResult {
+    private static func runNow(_ arguments: [String], currentDirectory: String?, environment: [String: String],
+                               timeout: Double) throws -> CommandResult {
         let out = try ChildProcess.pipe(), err = try ChildProcess.pipe()
         let child = try ChildProcess.start(childEnds: [out.write, err.write], parentEnds: [out.read, err.read]) {
-            try ChildProcess(path: ServerProcess.binaryPath(), arguments: arguments, currentDirectory: currentDirectory,
-                             stdout: out.write, stderr: err.write)
+            try ChildProcess(path: ServerProcess.binaryPath(), arguments: arguments,
+                             environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+                             currentDirectory: currentDirectory, stdout: out.write, stderr: err.write)
         }
         // Drain both pipes while the process runs, so a chatty process never blocks on a full pipe.
         let outReader = OutputReader(FileHandle(fileDescriptor: out.read, closeOnDealloc: true))

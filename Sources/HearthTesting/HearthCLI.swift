@@ -6,15 +6,19 @@ public enum HearthCLI {
     /// output and standard error together). The waiting happens on a thread of its own: on one of Swift
     /// concurrency's few shared threads it would hold up the tasks of every other test meanwhile (in-process
     /// servers, WebSocket clients answering a server's close), and two such waits would stall them all.
-    public static func run(_ arguments: [String], input: String = "") async throws -> (status: Int32, output: String) {
-        try await RawHTTPConnection.onOwnThread { try runNow(arguments, input: input) }
+    /// `environment` adds variables to this process's (`HEARTH_ADMIN_KEY` for a tool that acts through a server).
+    public static func run(_ arguments: [String], input: String = "",
+                           environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
+        try await RawHTTPConnection.onOwnThread { try runNow(arguments, input: input, environment: environment) }
     }
 
-    private static func runNow(_ arguments: [String], input: String) throws -> (status: Int32, output: String) {
+    private static func runNow(_ arguments: [String], input: String,
+                               environment: [String: String]) throws -> (status: Int32, output: String) {
         let output = try ChildProcess.pipe()
         let stdin = try ChildProcess.pipe()
         let child = try ChildProcess.start(childEnds: [output.write, stdin.read], parentEnds: [output.read, stdin.write]) {
-            try ChildProcess(path: ServerProcess.binaryPath(), arguments: arguments, stdin: stdin.read,
+            try ChildProcess(path: ServerProcess.binaryPath(), arguments: arguments,
+                             environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, stdin: stdin.read,
                              stdout: output.write, stderr: output.write)
         }
         let writer = FileHandle(fileDescriptor: stdin.write, closeOnDealloc: true)

@@ -13,21 +13,33 @@ struct Fixtures: AsyncParsableCommand {
         subcommands: [Load.self, Export.self]
     )
 
-    /// `hearth fixtures load FILE`: stores the file's documents (idempotently) in the data folder.
+    /// `hearth fixtures load FILE`: stores the file's documents (idempotently) in the data folder, through the
+    /// server that holds it (`POST /v1/admin/fixtures`, so its listeners see them) or, with none, in the file.
     struct Load: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Store a fixture file's documents in a data folder; documents already equal are left alone.")
+            abstract: "Store a fixture file's documents in a data folder; documents already equal are left alone.",
+            discussion: """
+                While a server runs on the folder, the file is loaded through it (the address it records in the folder, \
+                with the admin key from HEARTH_ADMIN_KEY or the folder's admin.key); otherwise into the folder itself.
+                """)
 
         @Argument(help: "The fixture file.") var file: String
         @Option(help: "Data folder (default ./hearth-data).") var data: String?
 
         func run() async throws {
             let fixture = try Fixtures.parse(file)
-            let storage = try Fixtures.open(data)
-            defer { storage.documents.close() }
-            let database = Database(storage: storage.documents)
-            let auth = AuthService(storage: storage.accounts, hasher: try PasswordHasher())
-            let report = try await FixtureLoader(database: database, auth: auth).load(fixture)
+            let folder = data ?? ProcessInfo.processInfo.environment["HEARTH_DATA"] ?? "./hearth-data"
+            let report: FixtureLoader.Report
+            switch try DataFolderAccess.open(folder, tool: "hearth fixtures load") {
+            case .server(let server):
+                report = try Fixtures.parts(fixture).reduce(FixtureLoader.Report(written: 0, unchanged: 0)) { total, part in
+                    total + (try FixtureLoader.Report(json: server.send("POST", "/v1/admin/fixtures", body: Array(part.text.utf8))))
+                }
+            case .file(let store):
+                defer { store.close() }
+                let auth = AuthService(storage: SQLiteAuthStorage(file: store), hasher: try PasswordHasher())
+                report = try await FixtureLoader(database: Database(storage: SQLiteDocumentStorage(store)), auth: auth).load(fixture)
+            }
             print("\(file): \(report.written) documents written, \(report.unchanged) unchanged; "
                   + "\(report.usersCreated) users created, \(report.usersExisting) existing")
         }
@@ -61,14 +73,26 @@ struct Fixtures: AsyncParsableCommand {
         }
     }
 
+    /// The fixture in parts that each fit in one request (`Limits.maxRequestBody`), the accounts in the first.
+    static func parts(_ fixture: FixtureFile) throws -> [FixtureFile] {
+        if fixture.text.utf8.count <= Limits.maxRequestBody { return [fixture] }
+        guard fixture.documents.count > 1 else {
+            throw ToolError("a fixture document is larger than a request may be (\(Limits.maxRequestBody) bytes)")
+        }
+        let half = fixture.documents.count / 2
+        return try parts(FixtureFile(users: fixture.users, documents: Array(fixture.documents[..<half])))
+            + parts(FixtureFile(documents: Array(fixture.documents[half...])))
+    }
+
     static func parse(_ file: String) throws -> FixtureFile {
         do { return try FixtureFile(path: file) } catch { throw ValidationError(error.message) }
     }
 
+    /// The folder's database for reading, beside a server if one runs (SQLite lets readers share the file).
     static func open(_ data: String?) throws -> StorageBackend {
         let folder = data ?? ProcessInfo.processInfo.environment["HEARTH_DATA"] ?? "./hearth-data"
         var configuration = StorageConfiguration(dataDirectory: folder)
-        // The indexes the folder is served with: a load keeps their entries as the server's writes do.
+        // The indexes the folder is served with: opening rebuilds and drops nothing the server reads.
         configuration.usesServedIndexDefinitions = true
         return try StorageBackend.open(configuration, logger: Logger(label: "hearth.fixtures") { _ in SwiftLogNoOpLogHandler() })
     }

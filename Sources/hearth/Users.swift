@@ -3,13 +3,18 @@ import Foundation
 import HearthAuth
 import HearthCore
 import HearthEngine
+import HearthStore
 import Logging
 
-/// `hearth users`: account administration on a data folder, without a running server (or beside one:
-/// SQLite's WAL lets both use the file; a running server sees every change on its next request).
+/// `hearth users`: account administration on a data folder. When a server holds the folder, each subcommand
+/// is sent to it as the admin API's request (`/v1/admin/users`), so that, for example, a revocation ends the
+/// server's open listeners of those sessions at once; with no server running, it acts on the file.
 struct Users: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage user accounts in a data folder.",
+        discussion: """
+            While a server runs on the folder, the commands act through it (the address it records in the folder,             with the admin key from HEARTH_ADMIN_KEY or the folder's admin.key); otherwise they open the folder.
+            """,
         subcommands: [Create.self, List.self, SetClaims.self, Delete.self, Revoke.self]
     )
 
@@ -19,20 +24,24 @@ struct Users: AsyncParsableCommand {
 
         var path: String { data ?? ProcessInfo.processInfo.environment["HEARTH_DATA"] ?? "./hearth-data" }
 
-        /// Runs `body` with an account service over the folder's store, closing the store afterwards.
-        func withAccounts<T>(_ body: (AuthService) async throws -> T) async throws -> T {
-            guard FileManager.default.fileExists(atPath: path + "/hearth.sqlite") else {
+        /// Runs `server` against the server that holds the folder, or, with none running, `file` with an
+        /// account service over the folder's store, closing the store afterwards.
+        func act<T>(server: (ServerConnection) throws -> T, file: (AuthService) async throws -> T) async throws -> T {
+            guard FileManager.default.fileExists(atPath: Store.Configuration(dataDirectory: path).databasePath) else {
                 throw ValidationError("no Hearth database in \(path) (start `hearth serve --data \(path)` once, or pass --data)")
             }
-            var configuration = StorageConfiguration(dataDirectory: path)
-            // Opening must not rebuild or drop the index entries of a folder a server may be serving.
-            configuration.usesServedIndexDefinitions = true
-            let storage = try StorageBackend.open(configuration, logger: Logger(label: "hearth.store"))
-            defer { storage.documents.close() }
-            let auth = AuthService(storage: storage.accounts, hasher: try PasswordHasher())
-            return try await body(auth)
+            switch try DataFolderAccess.open(path, tool: "hearth users") {
+            case .server(let connection):
+                return try server(connection)
+            case .file(let store):
+                defer { store.close() }
+                return try await file(AuthService(storage: SQLiteAuthStorage(file: store), hasher: try PasswordHasher()))
+            }
         }
     }
+
+    /// The admin API's path of an account.
+    static func path(_ uid: String) -> String { "/v1/admin/users/" + ServerConnection.segment(uid) }
 
     static func printJSON(_ json: JSON) {
         print(json.text)
@@ -72,10 +81,20 @@ struct Users: AsyncParsableCommand {
                 }
                 password = line
             }
+            let parsed = try claims.map(Users.claims) ?? [:]
             let new = AuthService.NewUser(uid: uid, email: email, password: password, displayName: displayName,
-                                          emailVerified: emailVerified, claims: try claims.map(Users.claims) ?? [:])
-            let user = try await folder.withAccounts { auth in try await auth.createUser(new) }
-            Users.printJSON(user.adminJSON)
+                                          emailVerified: emailVerified, claims: parsed)
+            let user = try await folder.act(server: { server in
+                var body: [(String, JSON)] = []
+                if let uid { body.append(("uid", .string(uid))) }
+                if let email { body.append(("email", .string(email))) }
+                if let password { body.append(("password", .string(password))) }
+                if let displayName { body.append(("displayName", .string(displayName))) }
+                body.append(("emailVerified", .bool(emailVerified)))
+                if let claims { body.append(("claims", try JSON.parse(Array(claims.utf8)))) }
+                return try server.send("POST", "/v1/admin/users", body: JSON.object(body).serialized())
+            }, file: { auth in try await auth.createUser(new).adminJSON })
+            Users.printJSON(user)
         }
     }
 
@@ -85,14 +104,22 @@ struct Users: AsyncParsableCommand {
         @OptionGroup var folder: Folder
 
         func run() async throws {
-            try await folder.withAccounts { auth in
+            try await folder.act(server: { server in
+                var token: String?
+                repeat {
+                    let query = "?pageSize=\(AuthLimits.maxUserPageSize)" + (token.map { "&pageToken=" + ServerConnection.segment($0) } ?? "")
+                    let page = try server.send("GET", "/v1/admin/users" + query)
+                    if case .array(let users)? = page["users"] { for user in users { Users.printJSON(user) } }
+                    token = page["nextPageToken"]?.stringValue
+                } while token != nil
+            }, file: { auth in
                 var token: String?
                 repeat {
                     let page = try await auth.listUsers(pageSize: AuthLimits.maxUserPageSize, pageToken: token)
                     for user in page.users { Users.printJSON(user.adminJSON) }
                     token = page.nextPageToken
                 } while token != nil
-            }
+            })
         }
     }
 
@@ -106,8 +133,10 @@ struct Users: AsyncParsableCommand {
 
         func run() async throws {
             let parsed = try Users.claims(claims)
-            let user = try await folder.withAccounts { auth in try await auth.setClaims(uid: uid, claims: parsed) }
-            Users.printJSON(user.adminJSON)
+            let user = try await folder.act(server: { server in
+                try server.send("PUT", Users.path(uid) + "/claims", body: JSON.object([("claims", try JSON.parse(Array(claims.utf8)))]).serialized())
+            }, file: { auth in try await auth.setClaims(uid: uid, claims: parsed).adminJSON })
+            Users.printJSON(user)
         }
     }
 
@@ -118,7 +147,8 @@ struct Users: AsyncParsableCommand {
         @Argument(help: "The account's uid.") var uid: String
 
         func run() async throws {
-            try await folder.withAccounts { auth in try await auth.deleteUser(uid: uid) }
+            try await folder.act(server: { server in _ = try server.send("DELETE", Users.path(uid)) },
+                                 file: { auth in try await auth.deleteUser(uid: uid) })
             print("deleted \(uid)")
         }
     }
@@ -130,7 +160,12 @@ struct Users: AsyncParsableCommand {
         @Argument(help: "The account's uid.") var uid: String
 
         func run() async throws {
-            let count = try await folder.withAccounts { auth in try await auth.revokeSessions(uid: uid) }
+            let count = try await folder.act(server: { server in
+                guard case .int(let count)? = try server.send("POST", Users.path(uid) + "/revoke")["revokedSessions"] else {
+                    throw ToolError("the server's answer to the revocation has no count")
+                }
+                return Int(count)
+            }, file: { auth in try await auth.revokeSessions(uid: uid) })
             print("revoked \(count) sessions of \(uid)")
         }
     }

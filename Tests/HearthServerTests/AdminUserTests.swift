@@ -1,8 +1,6 @@
 import Foundation
 import HearthCore
 import HearthServer
-import HearthSQLite
-import HearthStore
 import HearthTesting
 import Testing
 
@@ -48,30 +46,32 @@ import Testing
         }
     }
 
-    /// `hearth users` works on the data folder, and a running server sees its changes at once.
-    @Test func commandLineBesideARunningServer() async throws {
+    /// `hearth users` on a folder a server holds acts through that server (with the admin key it is given in
+    /// `HEARTH_ADMIN_KEY`), so the server's answers show each change at once.
+    @Test func commandLineActsThroughARunningServer() async throws {
         let folder = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let server = try await TestServer.start(dataDirectory: folder, configure: { $0.useTestAccounts() })
         let client = server.client()
+        let key = ["HEARTH_ADMIN_KEY": server.adminKey]
         do {
             let create = try await HearthCLI.run(["users", "create", "--data", folder, "--uid", "ann", "--email", "ann@example.com",
                                           "--password-stdin", "--claims", #"{"role": "owner"}"#],
-                                         input: "long enough password\n")
+                                         input: "long enough password\n", environment: key)
             #expect(create.status == 0, "\(create.output)")
             #expect(create.output.contains(#""uid":"ann""#))
             let session = try await client.loggedIn("ann@example.com", "long enough password")
 
-            let list = try await HearthCLI.run(["users", "list", "--data", folder])
+            let list = try await HearthCLI.run(["users", "list", "--data", folder], environment: key)
             #expect(list.status == 0 && list.output.contains("ann@example.com"), "\(list.output)")
-            let claims = try await HearthCLI.run(["users", "set-claims", "--data", folder, "ann", #"{"admin": true}"#])
+            let claims = try await HearthCLI.run(["users", "set-claims", "--data", folder, "ann", #"{"admin": true}"#], environment: key)
             #expect(claims.status == 0, "\(claims.output)")
             #expect(try await client.get("/v1/admin/users/ann").json?["claims"]?["admin"] == .bool(true))
 
-            let delete = try await HearthCLI.run(["users", "delete", "--data", folder, "ann"])
+            let delete = try await HearthCLI.run(["users", "delete", "--data", folder, "ann"], environment: key)
             #expect(delete.status == 0, "\(delete.output)")
             #expect(try await client.get("/v1/auth/me", as: .token(session.token)).status == 401)
-            let missing = try await HearthCLI.run(["users", "delete", "--data", folder, "ann"])
+            let missing = try await HearthCLI.run(["users", "delete", "--data", folder, "ann"], environment: key)
             #expect(missing.status != 0 && missing.output.contains("No account"), "\(missing.output)")
         } catch {
             Issue.record(error)
@@ -80,11 +80,13 @@ import Testing
         await server.stop()
     }
 
-    /// `hearth users revoke` and `delete`, run beside a running `hearth serve` on its data folder, take effect in
-    /// the server at once: requests with the revoked tokens fail, and the live listeners those sessions opened
-    /// end with `unauthenticated` within about a second, while other accounts' listeners carry on.
+    /// `hearth users revoke` and `delete`, run while `hearth serve` holds the data folder, act through the
+    /// server: requests with the revoked tokens fail, and the live listeners those sessions opened are told
+    /// (`unauthenticated`) and closed by the revocation itself, as for one made over HTTP (the server looks for
+    /// no other process's revocations), while other accounts' listeners carry on.
     @Test func commandLineRevocationsEndListenersOfARunningServer() async throws {
         try await Self.withNotesServer { folder, server, client in
+            let key = ["HEARTH_ADMIN_KEY": server.adminKey]
             let ann = try await client.signedUp("ann@example.com", "long enough password")
             let annAgain = try await client.loggedIn("ann@example.com", "long enough password")
             let bob = try await client.signedUp("bob@example.com", "long enough password")
@@ -94,9 +96,8 @@ import Testing
             ]
             let bobListener = try await ListenClient.watching("notes/n1", port: server.port, token: bob.token)
 
-            let revoke = try await HearthCLI.run(["users", "revoke", "--data", folder, ann.uid])
-            #expect(revoke.status == 0, "\(revoke.output)")
-            let revoked = ContinuousClock.now
+            let revoke = try await HearthCLI.run(["users", "revoke", "--data", folder, ann.uid], environment: key)
+            #expect(revoke.status == 0 && revoke.output.contains("revoked 2 sessions"), "\(revoke.output)")
             // Requests look the session up every time: the revocation applies to the very next one.
             #expect(try await client.get("/v1/auth/me", as: .token(ann.token)).status == 401)
             for listener in annListeners {
@@ -105,43 +106,14 @@ import Testing
                 while !listener.isClosed { try await Task.sleep(for: .milliseconds(10)) }
                 #expect(listener.closeCode == 1008)
             }
-            #expect(ContinuousClock.now - revoked < .seconds(3), "the listeners ended \(ContinuousClock.now - revoked) after the revocation")
             #expect(!bobListener.isClosed)
 
             _ = try await client.put("/v1/docs/notes/n1", #"{"v": 1}"#)
             _ = try await bobListener.expectChange("added", of: "notes/n1")
-            let delete = try await HearthCLI.run(["users", "delete", "--data", folder, bob.uid])
+            let delete = try await HearthCLI.run(["users", "delete", "--data", folder, bob.uid], environment: key)
             #expect(delete.status == 0, "\(delete.output)")
             #expect(try await client.get("/v1/auth/me", as: .token(bob.token)).status == 401)
             #expect(try await bobListener.expect("error", timeout: .seconds(10))["code"] == .string("unauthenticated"))
-        }
-    }
-
-    /// Another process revoking more sessions between two looks than the revocation log keeps (10,000) must not
-    /// leave a revoked session's listeners open: the server notices the trimmed rows and looks every
-    /// listener's session up again.
-    @Test func revocationsTrimmedFromTheLogStillEndListeners() async throws {
-        try await Self.withNotesServer { folder, server, client in
-            let ann = try await client.signedUp("ann@example.com", "long enough password")
-            let bob = try await client.signedUp("bob@example.com", "long enough password")
-            let annListener = try await ListenClient.watching("notes/n1", port: server.port, token: ann.token)
-            let bobListener = try await ListenClient.watching("notes/n1", port: server.port, token: bob.token)
-            // As another process would: revoke Ann's session, then log 10,001 more revocations in the same
-            // transaction, so that the log no longer holds Ann's row when the server next reads it.
-            let database = try SQLiteConnection(path: folder + "/hearth.sqlite")
-            try database.execute("""
-                BEGIN IMMEDIATE;
-                UPDATE auth_sessions SET revoked_at = \(Timestamp.now().microseconds) WHERE uid = '\(ann.uid)';
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10001)
-                INSERT INTO auth_revocations(uid, session_id, reason) SELECT 'nobody', 's' || i, 'revoked-by-admin' FROM n;
-                COMMIT;
-                """)
-            #expect(try database.scalarInt("SELECT count(*) FROM auth_revocations WHERE uid = '\(ann.uid)'") == 0)
-            let frame = try await annListener.expect("error", timeout: .seconds(10))
-            #expect(frame["code"] == .string("unauthenticated"))
-            #expect(!bobListener.isClosed)
-            _ = try await client.put("/v1/docs/notes/n1", #"{"v": 1}"#)
-            _ = try await bobListener.expectChange("added", of: "notes/n1")
         }
     }
 

@@ -18,7 +18,7 @@ import Testing
         return c
     }
 
-    /// A tool's store beside a server (`hearth fixtures`, `hearth users`).
+    /// A store that opens a served folder without its lock (`hearth export` reading beside a server).
     static func tool(_ directory: String) -> Store.Configuration {
         var c = Store.Configuration(dataDirectory: directory)
         c.usesServedIndexDefinitions = true
@@ -168,8 +168,8 @@ import Testing
         #expect(table == implied)
     }
 
-    /// One owner per data folder: a second fails to open, naming the holder, and changes nothing; a tool's
-    /// store still opens beside it; once the first closes, the folder opens again.
+    /// One owner per data folder: a second fails to open, naming the holder, and changes nothing; a store
+    /// without the lock still opens beside it; once the first closes, the folder opens again.
     @Test func aSecondOwnerCannotOpenTheFolder() async throws {
         let dir = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -51,10 +51,9 @@ public final class ChangeFeed: Service, Sendable {
         let (messages, inbox) = AsyncStream<FeedMessage>.makeStream(bufferingPolicy: .unbounded)
         self.messages = messages
         self.inbox = inbox
-        let handOver = CommitHandOver(maxQueuedBytes: configuration.maxQueuedChangeBytes)
+        let handOver = CommitHandOver(inbox: inbox, maxQueuedBytes: configuration.maxQueuedChangeBytes)
         self.handOver = handOver
-        database.storage.onCommit { changes in handOver.receive(changes, inbox: inbox) }
-        database.storage.onChangesMissed { inbox.yield(.changesMissed) }
+        database.storage.add(commitObserver: handOver)
         database.rules.onInstall { generation in inbox.yield(.rulesChanged(generation: generation)) }
     }
 
@@ -153,7 +152,7 @@ public final class ChangeFeed: Service, Sendable {
 ///
 /// What waits for the loop is bounded (`maxQueuedBytes`): when commits come faster than the loop takes them,
 /// later ones are dropped until it has taken every one queued before, and then it is told to read every view
-/// again (`.changesMissed`, as when another process's changes were trimmed unseen), which reads them all.
+/// again (`.changesMissed`), which reads them all.
 ///
 /// Nothing a view needs is lost. A view's first result is read at a change-log position after the view
 /// starts listening (`startListening`, before its load is asked for), and only later changes are applied to
@@ -161,7 +160,7 @@ public final class ChangeFeed: Service, Sendable {
 /// precede its `COMMIT` (at `normal` durability the writer hands over just before committing); every
 /// earlier one is committed, so the result read includes it. The latest hand-overs kept are given to the new
 /// view with the result's position deciding, as for any change that arrives while a view loads.
-final class CommitHandOver: Sendable {
+final class CommitHandOver: CommitObserver {
     private struct State {
         var listening = false
         var parked: [[ChangeRecord]] = []
@@ -175,9 +174,13 @@ final class CommitHandOver: Sendable {
     /// Hand-overs kept while no view is open; more than the one that can precede its commit, for margin.
     static let kept = 4
     private let state = Mutex(State())
+    private let inbox: AsyncStream<FeedMessage>.Continuation
     let maxQueuedBytes: Int
 
-    init(maxQueuedBytes: Int = ListenConfiguration().maxQueuedChangeBytes) { self.maxQueuedBytes = maxQueuedBytes }
+    init(inbox: AsyncStream<FeedMessage>.Continuation, maxQueuedBytes: Int = ListenConfiguration().maxQueuedChangeBytes) {
+        self.inbox = inbox
+        self.maxQueuedBytes = maxQueuedBytes
+    }
 
     /// What a commit's changes weigh while queued: the stored documents, and a little for each record.
     static func bytes(_ changes: [ChangeRecord]) -> Int {
@@ -189,7 +192,7 @@ final class CommitHandOver: Sendable {
 
     /// Called by the store for each hand-over, in commit order. The message is queued under the lock, so that
     /// hand-overs and a switch to listening are in one order.
-    func receive(_ changes: [ChangeRecord], inbox: AsyncStream<FeedMessage>.Continuation) {
+    func committed(_ changes: [ChangeRecord]) {
         state.withLock { state in
             if state.listening {
                 let size = Self.bytes(changes)
@@ -224,7 +227,7 @@ final class CommitHandOver: Sendable {
 
     /// The loop took a commit off its queue. Once it has taken every commit queued before a drop, it is told to
     /// read every view again, ahead of any later commit.
-    func taken(_ changes: [ChangeRecord], inbox: AsyncStream<FeedMessage>.Continuation) {
+    func taken(_ changes: [ChangeRecord]) {
         state.withLock { state in
             state.queuedBytes -= Self.bytes(changes)
             if state.dropping && state.queuedBytes <= 0 {
@@ -240,8 +243,7 @@ final class CommitHandOver: Sendable {
 enum FeedMessage: Sendable {
     case connect(ListenConnection)
     case commit([ChangeRecord])
-    /// Changes were committed that the feed will never see (another process's, trimmed from the log before
-    /// this server read them): every view reads its result again.
+    /// Commits were dropped on their way to the loop (`CommitHandOver`): every view reads its result again.
     case changesMissed
     case add(Subscriber)
     case remove(connection: Int, targetID: String, serial: Int)

@@ -59,7 +59,7 @@ final class FeedState {
         case .connect(let connection):
             if connections[connection.id] == nil { connections[connection.id] = (connection, [:]) }
         case .commit(let records):
-            feed.handOver.taken(records, inbox: feed.inbox)
+            feed.handOver.taken(records)
             commit(records, load: load)
         case .changesMissed: reloadAll(load: load)
         case .add(let subscriber):

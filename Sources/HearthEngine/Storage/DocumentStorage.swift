@@ -23,11 +23,13 @@ public protocol DocumentStorage: AnyObject, Sendable {
     /// The decoded document at `path` (nil when missing), for a rule's `get()` or `exists()` outside a
     /// transaction, on the calling thread.
     func ruleLookup(_ path: DocumentPath) throws -> Document?
-    /// Sets the function told of every committed change, in commit order, after the commit is durable.
-    func onCommit(_ body: @escaping @Sendable ([ChangeRecord]) -> Void)
-    /// Sets the function told when committed changes were missed (the commit hook will never hear of them),
-    /// before it is told of the changes that follow the gap.
-    func onChangesMissed(_ body: @escaping @Sendable () -> Void)
+    /// Adds an observer told of every committed change, in commit order, after the commit is durable; it is
+    /// kept until removed, and observers are told in the order they were added.
+    func add(commitObserver observer: any CommitObserver)
+    /// Stops telling an observer of commits.
+    func remove(commitObserver observer: any CommitObserver)
+    /// Records where the server that holds the data folder answers, so that tools act through it.
+    func recordOwnerAddress(_ address: String)
     /// Finishes queued work and releases the storage.
     func close()
     /// Documents fetched by scans (queries, aggregations, listings, listener loads) since the storage opened.

@@ -34,9 +34,11 @@ package final class SQLiteDocumentStorage: DocumentStorage {
 
     package func ruleLookup(_ path: DocumentPath) throws -> Document? { try store.ruleLookup(path) }
 
-    package func onCommit(_ body: @escaping @Sendable ([ChangeRecord]) -> Void) { store.onCommit(body) }
+    package func add(commitObserver observer: any CommitObserver) { store.add(commitObserver: observer) }
 
-    package func onChangesMissed(_ body: @escaping @Sendable () -> Void) { store.onChangesMissed(body) }
+    package func remove(commitObserver observer: any CommitObserver) { store.remove(commitObserver: observer) }
+
+    package func recordOwnerAddress(_ address: String) { store.recordOwnerAddress(address) }
 
     package func close() { store.close() }
 

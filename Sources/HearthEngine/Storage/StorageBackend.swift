@@ -10,14 +10,11 @@ public struct StorageBackend: Sendable {
     public let documents: any DocumentStorage
     /// Accounts, sessions, one-time tokens and the outbox.
     public let accounts: any AuthStorage
-    /// The revocations other processes on the same folder logged, when the backend keeps such a log.
-    public let revocations: (any RevocationLog)?
 
     /// Opens (creating and migrating as needed) the storage a configuration describes.
     public static func open(_ configuration: StorageConfiguration, logger: Logger) throws -> StorageBackend {
         let store = try Store(configuration: Store.Configuration(configuration), logger: logger)
-        let accounts = SQLiteAuthStorage(file: store, logger: logger)
-        return StorageBackend(documents: SQLiteDocumentStorage(store), accounts: accounts, revocations: accounts)
+        return StorageBackend(documents: SQLiteDocumentStorage(store), accounts: SQLiteAuthStorage(file: store, logger: logger))
     }
 }
 

@@ -1,0 +1,180 @@
+import Foundation
+import HearthCore
+import HearthStore
+import HearthTesting
+import Testing
+
+/// Tools that write a data folder (`hearth fixtures load`, `hearth users`) act through the server that holds
+/// it, so its open listeners hear of their changes as of any other write (the server looks for no other
+/// process's changes); with no server running they open the folder themselves; and a folder held by a server
+/// they cannot use stops them with a clear error before anything changes.
+@Suite struct ToolsThroughServerTests {
+    static let fixture = """
+        {"users": [{"uid": "cat", "email": "cat@example.com", "password": "long enough password"}],
+         "documents": {"rooms/r2": {"open": true, "n": 1}, "rooms/r3": {"open": false, "n": 2}}}
+        """
+
+    /// A fixture file in a folder of its own; answers its path and the folder, to remove.
+    static func fixtureFile(_ text: String = fixture) throws -> (file: String, folder: String) {
+        let folder = TestServer.temporaryDirectory()
+        try text.write(toFile: folder + "/fixture.json", atomically: true, encoding: .utf8)
+        return (folder + "/fixture.json", folder)
+    }
+
+    /// `hearth fixtures load` while a real `hearth serve` holds the folder: the tool finds the server's address in
+    /// the folder and its admin key in the folder's `admin.key` (none is configured), and the server's listeners
+    /// see the documents. A wrong key is refused first, changing nothing.
+    @Test func fixturesLoadFromTheCommandLineReachesOpenListeners() async throws {
+        let folder = TestServer.temporaryDirectory()
+        let (file, fixtureFolder) = try Self.fixtureFile()
+        defer {
+            try? FileManager.default.removeItem(atPath: folder)
+            try? FileManager.default.removeItem(atPath: fixtureFolder)
+        }
+        let server = try await ServerProcess.launch(["serve", "--port", "0", "--data", folder])
+        let key = try String(contentsOfFile: folder + "/admin.key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let client = HearthClient(port: server.port, adminKey: key)
+        let listener = try await ListenClient.connect(port: server.port, credentials: .header(key))
+        do {
+            #expect(try await client.put("/v1/docs/rooms/r1", #"{"open": true, "n": 0}"#).status == 200)
+            try await listener.listen("q", query: #"{"from": "rooms", "where": [["open", "==", true]], "orderBy": [{"field": "n"}]}"#)
+            _ = try await listener.expect("snapshot", id: "q", timeout: .seconds(30))
+            try await listener.listen("d", doc: "rooms/r2")
+            _ = try await listener.expect("snapshot", id: "d", timeout: .seconds(30))
+
+            let refused = try await CommandResult.run(["fixtures", "load", file, "--data", folder],
+                                                      environment: ["HEARTH_ADMIN_KEY": "hak_not_the_key_of_this_server_at_all"])
+            #expect(refused.status != 0)
+            #expect(refused.errorOutput.contains("refused the admin key from HEARTH_ADMIN_KEY")
+                    && refused.errorOutput.contains("nothing was changed"), "\(refused.errorOutput)")
+            #expect(try await client.get("/v1/docs/rooms/r2").status == 404)
+
+            let load = try await CommandResult.run(["fixtures", "load", file, "--data", folder])
+            #expect(load.status == 0, "\(load.errorOutput)")
+            #expect(load.output.contains("2 documents written, 0 unchanged; 1 users created, 0 existing"), "\(load.output)")
+            // Both targets see rooms/r2 (rooms/r3 is not open), then the server's own write after it.
+            var seen: [String: JSON] = [:]
+            for _ in 0..<2 {
+                let snapshot = try await listener.expect("snapshot", timeout: .seconds(30))
+                if let id = snapshot["id"]?.stringValue { seen[id] = snapshot }
+            }
+            for id in ["q", "d"] {
+                guard case .array(let changes)? = seen[id]?["changes"] else {
+                    Issue.record("no snapshot of \(id): \(seen)")
+                    continue
+                }
+                #expect(changes.count == 1 && changes[0]["type"] == .string("added")
+                        && changes[0]["doc"]?["path"] == .string("rooms/r2"), "\(id): \(changes)")
+            }
+            #expect(listener.views["q"]?.map(\.path.description) == ["rooms/r1", "rooms/r2"])
+            // The server created the account.
+            #expect(try await client.get("/v1/admin/users/cat").json?["email"] == .string("cat@example.com"))
+
+            // Loading again changes nothing, so the next frame is that of the server's own write.
+            let reload = try await CommandResult.run(["fixtures", "load", file, "--data", folder])
+            #expect(reload.output.contains("0 documents written, 2 unchanged; 0 users created, 1 existing"), "\(reload.output)")
+            #expect(try await client.patch("/v1/docs/rooms/r2", #"{"n": 5}"#).status == 200)
+            let after = try await listener.expect("snapshot", timeout: .seconds(30))
+            guard case .array(let changes)? = after["changes"] else { throw ListenClient.Failure(description: "\(after)") }
+            #expect(changes.first?["type"] == .string("modified") && changes.first?["doc"]?["data"]?["n"] == .int(5), "\(after)")
+        } catch {
+            Issue.record(error)
+        }
+        await listener.close()
+        await client.close()
+        server.signal(SIGTERM)
+        _ = try await server.waitForExit()
+    }
+
+    /// With no server running, every tool opens the folder itself (holding its lock while it works), and a
+    /// server started afterwards serves what they wrote.
+    @Test func toolsOpenTheFolderThemselvesWhenNoServerRuns() async throws {
+        let folder = TestServer.temporaryDirectory()
+        let (file, fixtureFolder) = try Self.fixtureFile()
+        defer {
+            try? FileManager.default.removeItem(atPath: folder)
+            try? FileManager.default.removeItem(atPath: fixtureFolder)
+        }
+        let load = try await CommandResult.run(["fixtures", "load", file, "--data", folder])
+        #expect(load.status == 0 && load.output.contains("2 documents written"), "\(load.errorOutput)")
+        let create = try await HearthCLI.run(["users", "create", "--data", folder, "--uid", "dan", "--email", "dan@example.com",
+                                              "--password-stdin"], input: "long enough password\n")
+        #expect(create.status == 0 && create.output.contains(#""uid":"dan""#), "\(create.output)")
+        let claims = try await HearthCLI.run(["users", "set-claims", "--data", folder, "dan", #"{"admin": true}"#])
+        #expect(claims.status == 0, "\(claims.output)")
+        let revoke = try await HearthCLI.run(["users", "revoke", "--data", folder, "dan"])
+        #expect(revoke.status == 0 && revoke.output.contains("revoked 0 sessions of dan"), "\(revoke.output)")
+        let delete = try await HearthCLI.run(["users", "delete", "--data", folder, "cat"])
+        #expect(delete.status == 0, "\(delete.output)")
+        let list = try await HearthCLI.run(["users", "list", "--data", folder])
+        #expect(list.status == 0 && list.output.contains("dan@example.com") && !list.output.contains("cat@example.com"), "\(list.output)")
+
+        let server = try await TestServer.start(dataDirectory: folder, configure: { $0.useTestAccounts() })
+        let client = server.client()
+        #expect(try await client.get("/v1/admin/users/dan").json?["claims"]?["admin"] == .bool(true))
+        #expect(try await client.get("/v1/admin/users/cat").status == 404)
+        #expect(try await client.get("/v1/docs/rooms/r3").json?["data"]?["n"] == .int(2))
+        await client.close()
+        await server.stop()
+    }
+
+    /// A folder held by something a tool cannot act through: each tool fails with a message naming the holder
+    /// and what to do, exits non-zero, and changes nothing.
+    @Test func aHolderToolsCannotUseStopsThemWithAClearError() async throws {
+        let folder = TestServer.temporaryDirectory()
+        let (file, fixtureFolder) = try Self.fixtureFile()
+        let (other, otherFolder) = try Self.fixtureFile(#"{"documents": {"rooms/r9": {"open": true}}}"#)
+        defer {
+            for path in [folder, fixtureFolder, otherFolder] { try? FileManager.default.removeItem(atPath: path) }
+        }
+        #expect(try await CommandResult.run(["fixtures", "load", file, "--data", folder]).status == 0)
+        let before = try await CommandResult.run(["fixtures", "export", "--data", folder])
+        let port = try LoopbackPort.unused()
+        let pid = getpid()
+
+        struct Row {
+            var owner: String
+            var address: String?
+            var key: String = "hak_some_key_the_tool_is_given_0123456789"
+            var message: String
+        }
+        let rows = [
+            Row(owner: "hearth serve", address: "http://127.0.0.1:\(port)",
+                message: "is held by hearth serve (pid \(pid)) at http://127.0.0.1:\(port), which cannot be reached"),
+            Row(owner: "hearth serve", address: nil, message: "held by hearth serve (pid \(pid)), which has not said where it answers"),
+            Row(owner: "hearth import", address: nil, message: "is in use by hearth import (pid \(pid))"),
+            // No key given, and no admin.key in the folder: the server was started with a key of its own.
+            Row(owner: "hearth serve", address: "http://127.0.0.1:\(port)", key: "",
+                message: "/admin.key cannot be read; nothing was changed. Set HEARTH_ADMIN_KEY"),
+        ]
+        let commands = [
+            ["users", "create", "--data", folder, "--uid", "eve", "--email", "eve@example.com"],
+            ["users", "revoke", "--data", folder, "cat"],
+            ["users", "delete", "--data", folder, "cat"],
+            ["users", "set-claims", "--data", folder, "cat", #"{"admin": true}"#],
+            ["users", "list", "--data", folder],
+            ["fixtures", "load", other, "--data", folder],
+        ]
+        for row in rows {
+            var configuration = Store.Configuration(dataDirectory: folder)
+            configuration.dataFolderOwner = row.owner
+            let holder = try Store(configuration: configuration)
+            if let address = row.address { holder.recordOwnerAddress(address) }
+            for command in commands {
+                let result = try await CommandResult.run(command, environment: ["HEARTH_ADMIN_KEY": row.key])
+                #expect(result.status != 0, "\(row.owner) \(command): \(result.output)")
+                #expect(result.errorOutput.contains(row.message), "\(row.owner) \(command): \(result.errorOutput)")
+                if command[1] != "list" {
+                    #expect(result.errorOutput.contains("nothing was changed"), "\(row.owner) \(command): \(result.errorOutput)")
+                }
+            }
+            holder.close()
+        }
+
+        let list = try await HearthCLI.run(["users", "list", "--data", folder])
+        #expect(list.output.contains("cat@example.com") && !list.output.contains("eve@example.com"), "\(list.output)")
+        #expect(!list.output.contains("\"admin\""), "\(list.output)")
+        let after = try await CommandResult.run(["fixtures", "export", "--data", folder])
+        #expect(after.output == before.output)
+    }
+}
