@@ -107,7 +107,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthServerTests", dependencies: [
-            "HearthCore", "HearthSQLite", "HearthAuth", "HearthStore", "HearthEngine", "HearthServer", "HearthTesting",
+            "HearthCore", "HearthAuth", "HearthStore", "HearthEngine", "HearthServer", "HearthTesting",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
