@@ -84,7 +84,7 @@ struct Import: AsyncParsableCommand {
                      + "run the same command again to continue from line \(status.line)")
                 throw ExitCode(130)
             }
-            let seconds = Double(status.elapsed.components.seconds) + Double(status.elapsed.components.attoseconds) / 1e18
+            let seconds = status.elapsed.inSeconds
             note("done: \(status.documents) documents from \(file) are in \(folder) (\(status.documentsThisRun) this run in "
                  + String(format: "%.1f s, %.0f/s", seconds, status.rate)
                  + (outcome.startLine > 1 ? ", continued from line \(outcome.startLine))" : ")"))

@@ -64,7 +64,7 @@ public struct DocumentImport: Sendable {
 
         /// Documents per second this run.
         public var rate: Double {
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = elapsed.inSeconds
             return seconds > 0 ? Double(documentsThisRun) / seconds : 0
         }
     }
