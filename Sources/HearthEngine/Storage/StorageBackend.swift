@@ -5,14 +5,14 @@ import Logging
 
 /// A data folder's storage, opened: its documents and its accounts, over one file and one writer. The one
 /// place that picks a concrete backend (today SQLite's), so the server only ever sees the protocols.
-public struct StorageBackend: Sendable {
+package struct StorageBackend: Sendable {
     /// The documents.
-    public let documents: any DocumentStorage
+    package let documents: any DocumentStorage
     /// Accounts, sessions, one-time tokens and the outbox.
-    public let accounts: any AuthStorage
+    package let accounts: any AuthStorage
 
     /// Opens (creating and migrating as needed) the storage a configuration describes.
-    public static func open(_ configuration: StorageConfiguration, logger: Logger) throws -> StorageBackend {
+    package static func open(_ configuration: StorageConfiguration, logger: Logger) throws -> StorageBackend {
         let store = try Store(configuration: Store.Configuration(configuration), logger: logger)
         return StorageBackend(documents: SQLiteDocumentStorage(store), accounts: SQLiteAuthStorage(file: store, logger: logger))
     }
