@@ -34,13 +34,15 @@ let package = Package(
         .target(name: "CSQLiteWAL", dependencies: ["CSQLite"]),
         .target(name: "HearthCore", swiftSettings: swiftSettings),
         .target(name: "HearthRules", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
+        .target(name: "HearthSQLite", dependencies: ["CSQLite", "CSQLiteWAL"], swiftSettings: swiftSettings),
         .target(name: "HearthStore", dependencies: [
-            "HearthCore", "HearthAuth", "CSQLite", "CSQLiteWAL",
+            "HearthCore", "HearthSQLite", "CSQLite",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthAuth", dependencies: [
-            "HearthCore", "CArgon2",
+            "HearthCore", "HearthSQLite", "CArgon2",
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthEngine", dependencies: [
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth",
@@ -49,7 +51,7 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthServer", dependencies: [
-            "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine",
+            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -64,7 +66,7 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthTesting", dependencies: [
-            "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthServer",
+            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -94,9 +96,11 @@ let package = Package(
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthCore", "HearthRules", "HearthTesting"], exclude: ["Golden"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "HearthStoreTests", dependencies: ["HearthCore", "CSQLite", "HearthStore", "HearthAuth", "HearthTesting"],
+        .testTarget(name: "HearthStoreTests", dependencies: ["HearthCore", "CSQLite", "HearthSQLite", "HearthStore", "HearthTesting"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "HearthAuthTests", dependencies: ["HearthCore", "HearthAuth", "HearthTesting"], swiftSettings: swiftSettings),
+        // The store opens the file the accounts' SQLite storage runs on.
+        .testTarget(name: "HearthAuthTests", dependencies: ["HearthCore", "HearthStore", "HearthAuth", "HearthTesting"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "HearthEngineTests", dependencies: [
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthTesting",
             .product(name: "Logging", package: "swift-log"),

@@ -72,10 +72,10 @@ extension AuthService {
     }
 
     private func issueOneTimeToken(_ purpose: OneTimeTokenRecord.Purpose, uid: String, to: String,
-                                   emailNormalized: String, lifetime: Int64) async throws(HearthError) {
+                                   emailNormalized: String, lifetime: Duration) async throws(HearthError) {
         let token = Tokens.generate(purpose == .passwordReset ? .passwordReset : .emailVerification)
         let time = now()
-        let expires = time.adding(seconds: lifetime)
+        let expires = time.adding(lifetime)
         try await storage.replaceOneTimeToken(OneTimeTokenRecord(
             tokenHash: Tokens.hash(token), purpose: purpose, uid: uid, emailNormalized: emailNormalized,
             createdAt: time, expiresAt: expires))

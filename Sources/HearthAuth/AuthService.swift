@@ -119,15 +119,15 @@ public final class AuthService: Sendable {
             let refresh = Tokens.generate(.refresh)
             let rotation = SessionRotation(
                 accessTokenHash: Tokens.hash(access), accessIssuedAt: time,
-                accessExpires: time.adding(seconds: configuration.accessTokenLifetime),
+                accessExpires: time.adding(configuration.accessTokenLifetime),
                 refreshTokenHash: Tokens.hash(refresh),
-                refreshExpires: time.adding(seconds: configuration.refreshTokenLifetime))
+                refreshExpires: time.adding(configuration.refreshTokenLifetime))
             guard try await storage.rotateSession(id: session.id, from: presented, to: rotation) != nil else {
                 // A concurrent refresh spent this token first: that is a reuse too.
                 try await revokeForReuse(session, at: time)
             }
             return SignInResult(user: user, token: access, refreshToken: refresh,
-                                expiresIn: configuration.accessTokenLifetime, sessionID: session.id)
+                                expiresIn: configuration.accessTokenLifetime.components.seconds, sessionID: session.id)
         }
         if let session = try await storage.session(retiredRefreshHash: presented) {
             try await revokeForReuse(session, at: time)
@@ -228,13 +228,13 @@ public final class AuthService: Sendable {
         let time = now()
         let session = SessionRecord(
             id: makeAutoID(), uid: user.uid, accessTokenHash: Tokens.hash(access), accessIssuedAt: time,
-            accessExpires: time.adding(seconds: configuration.accessTokenLifetime),
+            accessExpires: time.adding(configuration.accessTokenLifetime),
             refreshTokenHash: Tokens.hash(refresh),
-            refreshExpires: time.adding(seconds: configuration.refreshTokenLifetime),
+            refreshExpires: time.adding(configuration.refreshTokenLifetime),
             createdAt: time, provider: user.provider)
         try await storage.insertSession(session)
         return SignInResult(user: user, token: access, refreshToken: refresh,
-                            expiresIn: configuration.accessTokenLifetime, sessionID: session.id)
+                            expiresIn: configuration.accessTokenLifetime.components.seconds, sessionID: session.id)
     }
 
     /// Counts an account creation from a client address, refusing with `resource-exhausted` when that

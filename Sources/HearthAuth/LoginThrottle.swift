@@ -14,25 +14,25 @@ public struct LoginThrottle: Sendable {
         public var freeAccountFailures: Int
         /// Failures per client address allowed before any delay.
         public var freeAddressFailures: Int
-        /// The first delay, in seconds; each further failure doubles it.
-        public var baseDelaySeconds: Int64
-        /// The longest delay, in seconds.
-        public var maxDelaySeconds: Int64
-        /// Seconds without a failure after which a key's count is forgotten.
-        public var forgetAfterSeconds: Int64
+        /// The first delay (whole seconds, at least one); each further failure doubles it.
+        public var baseDelay: Duration
+        /// The longest delay.
+        public var maxDelay: Duration
+        /// Time without a failure after which a key's count is forgotten.
+        public var forgetAfter: Duration
         /// Most keys remembered per kind (account, address).
         public var maxEntries: Int
 
         /// Five free failures per account and twenty per address, then 1 s doubling to at most 15 min;
         /// forgotten after an hour of quiet.
-        public init(freeAccountFailures: Int = 5, freeAddressFailures: Int = 20, baseDelaySeconds: Int64 = 1,
-                    maxDelaySeconds: Int64 = 900, forgetAfterSeconds: Int64 = 3_600,
+        public init(freeAccountFailures: Int = 5, freeAddressFailures: Int = 20, baseDelay: Duration = .seconds(1),
+                    maxDelay: Duration = .seconds(900), forgetAfter: Duration = .seconds(3_600),
                     maxEntries: Int = AuthLimits.maxThrottleEntries) {
             self.freeAccountFailures = max(0, freeAccountFailures)
             self.freeAddressFailures = max(0, freeAddressFailures)
-            self.baseDelaySeconds = max(1, baseDelaySeconds)
-            self.maxDelaySeconds = max(self.baseDelaySeconds, maxDelaySeconds)
-            self.forgetAfterSeconds = max(1, forgetAfterSeconds)
+            self.baseDelay = max(.seconds(1), baseDelay)
+            self.maxDelay = max(self.baseDelay, maxDelay)
+            self.forgetAfter = max(.seconds(1), forgetAfter)
             self.maxEntries = max(1, maxEntries)
         }
     }
@@ -97,7 +97,7 @@ public struct LoginThrottle: Sendable {
     public var entryCount: Int { accounts.count + addresses.count }
 
     private func live(_ entry: Entry?, at time: Timestamp) -> Entry? {
-        guard let entry, time.microseconds - entry.lastFailure.microseconds < configuration.forgetAfterSeconds * 1_000_000
+        guard let entry, time.microseconds - entry.lastFailure.microseconds < configuration.forgetAfter.inMicroseconds
         else { return nil }
         return entry
     }
@@ -110,14 +110,19 @@ public struct LoginThrottle: Sendable {
         if over > 0 {
             // base × 2^(over-1), capped; the shift is bounded so it cannot overflow.
             let shift = Int64(Swift.min(over - 1, 40))
-            let delay = Swift.min(configuration.baseDelaySeconds << shift, configuration.maxDelaySeconds)
+            let delay = Swift.min(Self.wholeSeconds(configuration.baseDelay) << shift, Self.wholeSeconds(configuration.maxDelay))
             e.blockedUntil = Timestamp(microseconds: time.microseconds + delay * 1_000_000)
         }
         return e
     }
 
+    /// A delay in whole seconds, a fraction counting as one more: delays are announced in seconds.
+    private static func wholeSeconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds + (duration.components.attoseconds > 0 ? 1 : 0)
+    }
+
     private static func prune(_ table: inout [String: Entry], at time: Timestamp, _ configuration: Configuration) {
-        let horizon = time.microseconds - configuration.forgetAfterSeconds * 1_000_000
+        let horizon = time.microseconds - configuration.forgetAfter.inMicroseconds
         table = table.filter { $0.value.lastFailure.microseconds > horizon }
         if table.count > configuration.maxEntries {
             // Still full of recent keys: forget the stalest half rather than grow.

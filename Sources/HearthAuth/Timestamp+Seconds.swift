@@ -1,11 +1,10 @@
 import HearthCore
 
 extension Timestamp {
-    /// This time moved by whole seconds, clamped to the representable range.
-    func adding(seconds: Int64) -> Timestamp {
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
-        let (sum, overflow2) = microseconds.addingReportingOverflow(product)
-        guard !overflow, !overflow2 else { return seconds > 0 ? .max : .min }
+    /// This time moved by a duration (to the microsecond), clamped to the representable range.
+    func adding(_ duration: Duration) -> Timestamp {
+        let (sum, overflow) = microseconds.addingReportingOverflow(duration.inMicroseconds)
+        guard !overflow else { return duration > .zero ? .max : .min }
         return Timestamp(microseconds: Swift.min(Swift.max(sum, Timestamp.min.microseconds), Timestamp.max.microseconds))
     }
 

@@ -1,5 +1,4 @@
 import HearthCore
-import HearthStore
 
 /// The one implementation of every operation. Where it runs is the caller's choice (`Placement`): a network
 /// thread may ask for reads to run where it is, within a budget, and be answered in place (a read that needs
@@ -54,9 +53,9 @@ extension Database {
             case .commit(let request):
                 let writes = request.writes
                 let job = try commitJob(transaction: request.transaction, as: identity) { _ in writes }
-                store.write(job) { completion($0.map(Outcome.committed)) }
+                storage.write(job) { completion($0.map(Outcome.committed)) }
             case .deleteRecursive(let path):
-                store.write(try deleteRecursiveJob(path, as: identity)) { completion($0.map(Outcome.committed)) }
+                storage.write(try deleteRecursiveJob(path, as: identity)) { completion($0.map(Outcome.committed)) }
             case .beginTransaction(let address):
                 _ = try enforcedProgram(for: identity)
                 completion(.success(.transaction(try transactions.begin(.init(identity, address: address)))))
@@ -86,7 +85,7 @@ extension Database {
     /// than a hop to a reader thread, so it runs where it is called, whatever the placement.
     func get(_ path: DocumentPath, as identity: Identity, transaction: String?) throws -> StoredDocument? {
         if let transaction { try transactions.touch(transaction, identity: identity) }
-        let doc = try store.pointRead { try $0.document(at: path) }
+        let doc = try storage.pointRead { try $0.document(at: path) }
         try authorizeRead(path: path, document: doc, identity: identity)
         if let transaction {
             try transactions.recordRead(transaction, identity: identity, path: path, version: doc?.updateTime)
@@ -96,11 +95,11 @@ extension Database {
 
     /// Runs a read where the placement says: on a reader thread, or here within its budget (failing with
     /// `ReadBudgetExceeded` past it).
-    func read<T: Sendable>(_ placement: Placement, _ body: @escaping @Sendable (ReadContext) throws -> T,
+    func read<T: Sendable>(_ placement: Placement, _ body: @escaping @Sendable (any DocumentReader) throws -> T,
                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         switch placement {
-        case .readers: store.read(body, completion: completion)
-        case .here(let instructions): completion(Result { try store.boundedRead(instructions: instructions, body) })
+        case .readers: storage.read(body, completion: completion)
+        case .here(let instructions): completion(Result { try storage.boundedRead(instructions: instructions, body) })
         }
     }
 

@@ -1,5 +1,4 @@
 import HearthCore
-import HearthStore
 
 /// Queries and aggregations, as the rules admit them (`perform` runs them).
 extension Database {
@@ -12,7 +11,7 @@ extension Database {
         guard query.hasDocumentCursor else { return query }
         var documents: [DocumentPath: Document] = [:]
         for path in query.cursorDocuments {
-            let stored = try store.pointRead { try $0.document(at: path) }
+            let stored = try storage.pointRead { try $0.document(at: path) }
             try authorizeRead(path: path, document: stored, identity: identity)
             documents[path] = try stored?.decoded()
         }

@@ -1,6 +1,5 @@
 import HearthCore
 import HearthRules
-import HearthStore
 
 /// Security rules on every way into the database (docs/rules.md). The admin key bypasses them before any work
 /// is done; every other caller is decided by the program in force, and denied when there is none.
@@ -23,7 +22,7 @@ extension Database {
         guard let program = try enforcedProgram(for: identity) else { return }
         var request = RulesRequest(method: .get, path: path, auth: RulesAuth(identity), time: .now())
         request.storedResource = document.map { StoredFields(path: $0.path, data: $0.data) }
-        try enforce(program.evaluateRead(request, lookup: StoreDocumentLookup(store: store)), .get, path.description)
+        try enforce(program.evaluateRead(request, lookup: StoreDocumentLookup(storage: storage)), .get, path.description)
     }
 
     /// Decides a `list` of one collection, one page of at most `pageSize` documents.
@@ -44,7 +43,7 @@ extension Database {
         }
         let request = RulesRequest(method: .list, path: placeholder, auth: RulesAuth(identity), time: .now(),
                                    query: constraints)
-        try enforce(program.evaluate(request, lookup: StoreDocumentLookup(store: store)), .list, described)
+        try enforce(program.evaluate(request, lookup: StoreDocumentLookup(storage: storage)), .list, described)
     }
 
     /// Decides every write of a commit inside the writer's transaction, where the stored state is known:
@@ -54,7 +53,7 @@ extension Database {
     /// (nil when missing), for the commit to apply its writes to without reading them again.
     @discardableResult
     func authorizeWrites(_ writes: [Write], commitTime: Timestamp, identity: Identity, program: RulesProgram,
-                         context: WriteContext) throws -> [DocumentPath: Document?] {
+                         context: any DocumentWriter) throws -> [DocumentPath: Document?] {
         let reader = context.reader
         let budget = CommitBudget()
         var stored: [DocumentPath: Document?] = [:]
@@ -100,7 +99,7 @@ extension Database {
 
     /// Decides a recursive delete: the document and every document below it must each be deletable.
     func authorizeRecursiveDelete(_ paths: [DocumentPath], commitTime: Timestamp, identity: Identity,
-                                  program: RulesProgram, context: WriteContext) throws {
+                                  program: RulesProgram, context: any DocumentWriter) throws {
         let reader = context.reader
         var after: [DocumentPath: Document?] = [:]
         for path in paths { after[path] = .some(nil) }
@@ -229,10 +228,10 @@ extension Database {
 
 /// `get`/`exists` for reads: the stored state, read on the calling thread.
 struct StoreDocumentLookup: RulesDocumentLookup {
-    let store: Store
+    let storage: any DocumentStorage
 
     func get(_ path: DocumentPath) throws -> Document? {
-        try store.ruleLookup(path)
+        try storage.ruleLookup(path)
     }
 
     func getAfter(_ path: DocumentPath) throws -> Document? { try get(path) }
@@ -241,10 +240,10 @@ struct StoreDocumentLookup: RulesDocumentLookup {
 /// `get`/`exists` and `getAfter`/`existsAfter` for a commit, on the writer's connection: the state before the
 /// batch and the state after all of its writes. Used only on the writer thread, during one job.
 final class BatchDocumentLookup: RulesDocumentLookup, @unchecked Sendable {
-    let context: WriteContext
+    let context: any DocumentWriter
     let after: [DocumentPath: Document?]
 
-    init(context: WriteContext, after: [DocumentPath: Document?]) {
+    init(context: any DocumentWriter, after: [DocumentPath: Document?]) {
         self.context = context
         self.after = after
     }

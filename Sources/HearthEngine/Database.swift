@@ -1,5 +1,4 @@
 import HearthCore
-import HearthStore
 import Logging
 
 /// The database as users see it: reads, listings, commits and transactions, each on behalf of an identity.
@@ -14,17 +13,17 @@ public final class Database: Sendable {
     }
 
     /// The storage underneath.
-    public let store: Store
+    package let storage: any DocumentStorage
     /// Open transactions.
     public let transactions: TransactionRegistry
     /// The security rules in force; swapped atomically on reload.
     public let rules = RulesInForce()
     let logger: Logger
 
-    /// Opens the engine over a store.
-    public init(store: Store, configuration: Configuration = .init(), transactions: TransactionRegistry? = nil,
+    /// Opens the engine over a storage.
+    public init(storage: any DocumentStorage, configuration: Configuration = .init(), transactions: TransactionRegistry? = nil,
                 logger: Logger = Logger(label: "hearth.engine")) {
-        self.store = store
+        self.storage = storage
         self.transactions = transactions ?? TransactionRegistry(configuration: configuration.transactions)
         self.logger = logger
     }
@@ -43,13 +42,13 @@ public final class Database: Sendable {
     /// rules decided there, where the stored state is known.
     func commit(transaction: String?, as identity: Identity,
                 writes build: @escaping @Sendable (Timestamp) throws -> [Write]) async throws -> CommitResult {
-        try await store.write(commitJob(transaction: transaction, as: identity, writes: build))
+        try await storage.write(commitJob(transaction: transaction, as: identity, writes: build))
     }
 
     /// The writer's job for a commit: the rules and a transaction's reads are decided inside it.
     func commitJob(transaction: String?, as identity: Identity,
                            writes build: @escaping @Sendable (Timestamp) throws -> [Write]) throws
-        -> @Sendable (WriteContext) throws -> CommitResult {
+        -> @Sendable (any DocumentWriter) throws -> CommitResult {
         let program = try enforcedProgram(for: identity)
         let reads = try transaction.map { id throws(HearthError) in try transactions.finish(id, identity: identity) }
         return { context in
@@ -75,7 +74,7 @@ public final class Database: Sendable {
 
     /// The writer's job for a recursive delete: the document and every document below it, each decided by
     /// the rules, in one commit.
-    func deleteRecursiveJob(_ path: DocumentPath, as identity: Identity) throws -> @Sendable (WriteContext) throws -> CommitResult {
+    func deleteRecursiveJob(_ path: DocumentPath, as identity: Identity) throws -> @Sendable (any DocumentWriter) throws -> CommitResult {
         let program = try enforcedProgram(for: identity)
         return { context in
             let commitTime = context.nextCommitTime()
@@ -94,7 +93,7 @@ public final class Database: Sendable {
     /// Applies writes inside the writer's transaction; several writes to one document collapse into one
     /// stored change.
     /// `stored` holds documents already read in this transaction (nil when missing), which need no new read.
-    static func apply(_ writes: [Write], commitTime: Timestamp, in context: WriteContext,
+    static func apply(_ writes: [Write], commitTime: Timestamp, in context: any DocumentWriter,
                       stored: [DocumentPath: Document?] = [:]) throws -> CommitResult {
         var state: [DocumentPath: (Document, StoredDocument)?] = [:]
         var order: [DocumentPath] = []

@@ -1,5 +1,4 @@
 import HearthCore
-import HearthStore
 
 /// What a caller asks of the database, whichever way the request came in (the HTTP routes, the event-loop
 /// fast path, and any later way in): every way in parses its requests into one of these and hands it to

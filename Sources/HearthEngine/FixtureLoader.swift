@@ -1,6 +1,5 @@
 import HearthAuth
 import HearthCore
-import HearthStore
 
 /// Loads fixture files into a database and exports a database as one. `hearth fixtures`, `hearth serve
 /// --fixtures` and `--demo`, and HearthTesting all load data through this type.
@@ -137,7 +136,7 @@ public struct FixtureLoader: Sendable {
         var writes: [Write] = []
         for (path, data) in fixture.documents { writes.append(try Write(kind: "set", path: path, data: data)) }
         let paths = writes.map(\.path)
-        let stored = try await database.store.read { context in
+        let stored = try await database.storage.read { context in
             try paths.map { try context.document(at: $0)?.decoded().fields }
         }
         var needed: [Write] = []
@@ -179,7 +178,7 @@ public struct FixtureLoader: Sendable {
         let page = 1_000
         while true {
             let cursor = after
-            let batch = try await database.store.read { try $0.allDocuments(after: cursor, limit: page) }
+            let batch = try await database.storage.read { try $0.allDocuments(after: cursor, limit: page) }
             for doc in batch { documents.append((doc.path, try JSON.parse(doc.data))) }
             guard batch.count == page, let last = batch.last else { break }
             after = last.path.description

@@ -10,8 +10,8 @@ import UnixSignals
 public struct RulesReloader: Service {
     /// Polling and signal settings.
     public struct Configuration: Sendable {
-        /// Seconds between two looks at the file.
-        public var pollInterval: Double = 1
+        /// Time between two looks at the file.
+        public var pollInterval: Duration = .seconds(1)
         /// Reload on SIGHUP as well.
         public var reloadOnSIGHUP = true
         /// Makes the default configuration.
@@ -36,7 +36,7 @@ public struct RulesReloader: Service {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
-                    try? await Task.sleep(for: .seconds(configuration.pollInterval))
+                    try? await Task.sleep(for: configuration.pollInterval)
                     if watcher.changed() { reload(reason: "the file changed") }
                 }
             }

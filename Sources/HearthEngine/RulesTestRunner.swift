@@ -1,7 +1,6 @@
 import Foundation
 import HearthCore
 import HearthRules
-import HearthStore
 import Logging
 
 /// Runs rules test files (docs/rules.md, Rules tests) through the engine itself: each case gets a fresh
@@ -93,17 +92,17 @@ public struct RulesTestRunner: Sendable {
         }
         let folder = (temporaryDirectory as NSString).appendingPathComponent("hearth-rules-test-" + makeAutoID())
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store: Store
+        let storage: any DocumentStorage
         do {
-            var configuration = Store.Configuration(dataDirectory: folder)
-            configuration.synchronous = .normal
+            var configuration = StorageConfiguration(dataDirectory: folder)
             configuration.readers = 1
-            store = try Store(configuration: configuration, logger: Logger(label: "hearth.rules-test") { _ in SwiftLogNoOpLogHandler() })
+            storage = try StorageBackend.open(configuration, logger: Logger(label: "hearth.rules-test") { _ in SwiftLogNoOpLogHandler() })
+                .documents
         } catch {
             return result("error", "cannot open a temporary store: \(error)")
         }
-        defer { store.close() }
-        let database = Database(store: store)
+        defer { storage.close() }
+        let database = Database(storage: storage)
         database.rules.dev = true
         do {
             if !fixtures.isEmpty {

@@ -11,10 +11,10 @@ import HearthCore
 public final class TransactionRegistry: @unchecked Sendable {
     /// Lifetimes and bounds.
     public struct Configuration: Sendable {
-        /// Longest life of a transaction, in seconds.
-        public var maxLifetime: Double = 270
-        /// Longest idle time, in seconds.
-        public var maxIdle: Double = 60
+        /// Longest life of a transaction.
+        public var maxLifetime: Duration = .seconds(270)
+        /// Longest idle time.
+        public var maxIdle: Duration = .seconds(60)
         /// Most open transactions at once; beyond it, `begin` answers resource-exhausted.
         public var maxOpen: Int = 10_000
         /// Most open transactions of one caller: a signed-in user, or an address for callers without a token.
@@ -95,11 +95,11 @@ public final class TransactionRegistry: @unchecked Sendable {
         }
         if let share, openByShare[share, default: 0] >= configuration.maxOpenPerCaller {
             throw .resourceExhausted("too many open transactions for this caller (\(configuration.maxOpenPerCaller)); "
-                                     + "commit or roll back some, or let them expire (\(Int(configuration.maxIdle)) s idle)")
+                                     + "commit or roll back some, or let them expire (\(Int(configuration.maxIdle.inSeconds)) s idle)")
         }
         if let address, openByAddress[address, default: 0] >= configuration.maxOpenPerAddress {
             throw .resourceExhausted("too many open transactions from this address (\(configuration.maxOpenPerAddress)); "
-                                     + "commit or roll back some, or let them expire (\(Int(configuration.maxIdle)) s idle)")
+                                     + "commit or roll back some, or let them expire (\(Int(configuration.maxIdle.inSeconds)) s idle)")
         }
         if entries.count >= configuration.maxOpen {
             throw .resourceExhausted("too many open transactions (\(configuration.maxOpen)); commit or roll back some")
@@ -169,7 +169,7 @@ public final class TransactionRegistry: @unchecked Sendable {
     }
 
     private func isExpired(_ entry: Entry, at t: Double) -> Bool {
-        t - entry.started > configuration.maxLifetime || t - entry.lastUsed > configuration.maxIdle
+        t - entry.started > configuration.maxLifetime.inSeconds || t - entry.lastUsed > configuration.maxIdle.inSeconds
     }
 
     private func liveEntryLocked(_ id: String, identity: Identity, at t: Double) throws(HearthError) -> Entry {

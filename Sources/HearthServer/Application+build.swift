@@ -2,7 +2,6 @@ import Foundation
 import HearthAuth
 import HearthCore
 import HearthEngine
-import HearthStore
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
@@ -11,20 +10,6 @@ import NIOCore
 import ServiceLifecycle
 import Prometheus
 import HearthRules
-
-/// The parts of a running Hearth server that callers (the CLI, the tests) may need.
-public struct HearthServices: Sendable {
-    /// The database engine.
-    public let database: Database
-    /// The admin key in force.
-    public let adminKey: AdminKey
-    /// The server's metrics.
-    public let metrics: ServerMetrics
-    /// Accounts and sessions.
-    public let auth: AuthService
-    /// Live updates.
-    public let feed: ChangeFeed
-}
 
 /// Builds the Hearth server: storage, engine, routes and middleware, and the services that run them, as one
 /// service to run (in a `ServiceGroup`, which stops it gracefully). `hearth serve` and the tests both call
@@ -38,23 +23,21 @@ public func buildApplication(
     }
     logger.logLevel = configuration.logLevel
 
-    var storeConfiguration = Store.Configuration(dataDirectory: configuration.dataDirectory)
-    storeConfiguration.synchronous = configuration.synchronous
-    storeConfiguration.changeLogRetention = max(1, configuration.changeLogRetention)
+    var storageConfiguration = configuration.storage
     // One server per data folder, and no `hearth import` while it runs.
-    storeConfiguration.dataFolderOwner = "hearth serve"
+    storageConfiguration.dataFolderOwner = "hearth serve"
     if let file = configuration.indexesFile {
-        (storeConfiguration.compositeIndexes, storeConfiguration.fieldOverrides) = try loadIndexFile(file)
-        logger.info("index file loaded", metadata: ["file": "\(file)", "composite indexes": "\(storeConfiguration.compositeIndexes.count)",
-                                                    "field overrides": "\(storeConfiguration.fieldOverrides.count)"])
+        (storageConfiguration.compositeIndexes, storageConfiguration.fieldOverrides) = try loadIndexFile(file)
+        logger.info("index file loaded", metadata: ["file": "\(file)", "composite indexes": "\(storageConfiguration.compositeIndexes.count)",
+                                                    "field overrides": "\(storageConfiguration.fieldOverrides.count)"])
     }
     let rulesProgram = try compileRules(configuration)
-    let store = try Store(configuration: storeConfiguration, logger: logger)
-    let database = Database(store: store, logger: logger)
+    let storage = try StorageBackend.open(storageConfiguration, logger: logger)
+    let database = Database(storage: storage.documents, logger: logger)
     let rulesReloader = installRules(rulesProgram, configuration, into: database.rules, logger: logger)
-    let adminKey = try AdminKey.loadOrCreate(dataDirectory: configuration.dataDirectory, configured: configuration.adminKey)
+    let adminKey = try AdminKey.loadOrCreate(dataDirectory: configuration.storage.dataDirectory, configured: configuration.adminKey)
     let metrics = ServerMetrics()
-    let accounts = try AccountsAssembly(configuration: configuration, store: store, logger: logger)
+    let accounts = try AccountsAssembly(configuration: configuration, storage: storage, logger: logger)
 
     let router = Router(context: HearthRequestContext.self)
     let recorder = RequestRecorder(metrics: metrics, level: configuration.requestLogLevel)
@@ -82,11 +65,11 @@ public func buildApplication(
     let metricsAccess = try MetricsAccess(adminKey: adminKey, key: configuration.metricsKey)
     router.get("/metrics") { request, _ in
         try metricsAccess.check(request.headers[.authorization])
-        metrics.databaseSize.set(Double(store.sizeOnDisk()))
+        metrics.databaseSize.set(Double(storage.documents.sizeOnDisk()))
         metrics.listenConnections.set(Double(feed.openConnections))
         metrics.openTransactions.set(Double(database.transactions.openCount))
         metrics.listenCommitsDropped.set(Double(feed.droppedCommits))
-        metrics.reportScanned(store.statistics.documentsScanned)
+        metrics.reportScanned(storage.documents.documentsScanned)
         let decisions = database.rules.program?.readDecisionStatistics
         metrics.readDecisionsHeld.set(Double(decisions?.held ?? 0))
         metrics.readDecisionsReused.set(Double(decisions?.reused ?? 0))
@@ -120,12 +103,12 @@ public func buildApplication(
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
             // Where tools find this server (`hearth users`, `hearth fixtures load`) to act through it.
-            store.recordOwnerAddress(loopbackURL(host: configuration.host, port: port))
+            storage.documents.recordOwnerAddress(loopbackURL(host: configuration.host, port: port))
             await onServerRunning(port)
         },
         logger: logger
     )
-    app.addServices(StoreService(store: store, logger: logger))
+    app.addServices(StorageService(storage: storage.documents, logger: logger))
     if let rulesReloader { app.addServices(rulesReloader) }
     // After the store's service: shutdown runs in reverse, so these stop before the store closes.
     app.addServices(accounts.services)
@@ -162,15 +145,3 @@ func loopbackURL(host: String, port: Int) -> String {
 
 /// The `Server` header of every answer.
 let serverName = "hearth"
-
-/// Closes the store (finishing queued writes and checkpointing the WAL) after the HTTP server has stopped.
-struct StoreService: Service {
-    let store: Store
-    let logger: Logger
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        store.close()
-        logger.info("store closed")
-    }
-}

@@ -1,6 +1,5 @@
 import HearthCore
 import HearthEngine
-import HearthStore
 import Hummingbird
 import HummingbirdCore
 import Foundation

@@ -1,5 +1,4 @@
 import HearthCore
-import HearthStore
 import Hummingbird
 import HummingbirdCore
 import NIOCore

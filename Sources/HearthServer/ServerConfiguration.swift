@@ -1,7 +1,6 @@
 import HearthAuth
 import HearthCore
 import HearthEngine
-import HearthStore
 import Logging
 
 /// Everything `hearth serve` and the tests configure about a server.
@@ -10,16 +9,14 @@ public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// Port to listen on; 0 picks a free one (tests).
     public var port: Int = 8080
-    /// The data folder (database file, admin key).
-    public var dataDirectory: String = "./hearth-data"
+    /// The storage: its data folder (which also holds the admin key and the outbox), durability, change-log
+    /// retention and index definitions (those of `indexesFile` are loaded into it at start).
+    public var storage = StorageConfiguration(dataDirectory: "./hearth-data")
     /// The admin key; when nil, read from (or generated into) the data folder.
     public var adminKey: String?
     /// When set, `/metrics` answers only `Authorization: Bearer <metrics key>` (or the admin key); nil leaves it
     /// open to anyone who can reach the server.
     public var metricsKey: String?
-    /// Durability: `NORMAL` (default) survives process crashes, with the WAL synced within 50 ms; `FULL`
-    /// acknowledges only synced commits, so they survive a power loss too.
-    public var synchronous: Store.Configuration.Synchronous = .normal
     /// Development mode: more detail in denials.
     public var dev: Bool = false
     /// Level for request logs (`debug` keeps them out of normal output).
@@ -31,18 +28,18 @@ public struct ServerConfiguration: Sendable {
     /// Composite index definitions in Firestore's `firestore.indexes.json` format; nil keeps only the
     /// single-field indexes. Read at start: new indexes are built then, removed ones dropped.
     public var indexesFile: String?
-    /// Seconds between two looks at the rules file for changes.
-    public var rulesPollInterval: Double = 1
+    /// Time between two looks at the rules file for changes.
+    public var rulesPollInterval: Duration = .seconds(1)
     /// Argon2id parameters for new password hashes (default OWASP's m=19 MiB, t=2, p=1).
     public var passwordHashing = PasswordHasher.Configuration()
     /// Token lifetimes, password policy and throttles of the account flows.
     public var auth = AuthService.Configuration()
     /// The accounts' clock; tests inject one to move time.
     public var authClock: @Sendable () -> Timestamp = { Timestamp.now() }
-    /// Seconds between outbox deliveries.
-    public var outboxInterval: Double = 1
-    /// Seconds between sweeps of ended sessions and expired one-time tokens.
-    public var sweepInterval: Double = 600
+    /// Time between outbox deliveries.
+    public var outboxInterval: Duration = .seconds(1)
+    /// Time between sweeps of ended sessions and expired one-time tokens.
+    public var sweepInterval: Duration = .seconds(600)
     /// Whether throttles take the client address from `X-Forwarded-For` (its last entry) instead of the
     /// connection; only behind a reverse proxy that sets the header, since clients can forge it.
     public var trustForwardedFor = false
@@ -56,8 +53,6 @@ public struct ServerConfiguration: Sendable {
     /// single-document writes are answered on the connection's event loop, ahead of the router
     /// (`InlineAnswerHandler`). Off, every request is routed; the answers are the same either way.
     public var inlineAnswers = true
-    /// Change-log rows kept for listeners that resume; older tokens get a `reset` snapshot.
-    public var changeLogRetention: Int = 100_000
     /// How documents created without an id are named: `ordered` (default; ids sort by creation time) or
     /// `random` (Firestore's; ids reveal nothing). See `AutoIDs`.
     public var autoIDs: AutoIDs = .ordered

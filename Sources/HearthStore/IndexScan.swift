@@ -1,4 +1,5 @@
 import HearthCore
+import HearthSQLite
 
 /// One range scan of the field index: the rows of one scope and `field` column with keys in a range, in
 /// (key, doc) order, optionally keeping only documents that also have given entries (probes: index lookups

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthSQLite
 
 /// How the field index serves one query: the scans to run and what their rows' order is worth.
 struct QueryPlan {

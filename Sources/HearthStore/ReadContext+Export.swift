@@ -1,4 +1,5 @@
 import HearthCore
+import HearthSQLite
 
 extension ReadContext {
     /// Up to `limit` documents of the whole database with paths after `afterPath`, in stored path order

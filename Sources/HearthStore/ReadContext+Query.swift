@@ -1,5 +1,6 @@
 import CSQLite
 import HearthCore
+import HearthSQLite
 
 /// Queries and aggregations served from the field index (`QueryPlanner`), each in one read transaction so
 /// that every document comes from the same snapshot.

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthSQLite
 
 /// Reads on one connection; handed to `Store.read` and (as part of `WriteContext`) to writers.
 public struct ReadContext {

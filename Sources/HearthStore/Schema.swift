@@ -1,4 +1,5 @@
 import HearthCore
+import HearthSQLite
 
 /// The database schema, created and upgraded by numbered migrations (`PRAGMA user_version`).
 enum Schema {

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthSQLite
 
 extension Store {
     /// Runs a read inside one read transaction, so that everything it reads, and the change-log position it

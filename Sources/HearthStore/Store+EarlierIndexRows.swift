@@ -1,4 +1,5 @@
 import HearthCore
+import HearthSQLite
 import Logging
 
 /// Earlier versions could hold the field-index rows of acknowledged writes in memory and add them to the

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import HearthCore
+import HearthSQLite
 import Logging
 
 #if canImport(Glibc)

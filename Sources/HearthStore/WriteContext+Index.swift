@@ -1,4 +1,5 @@
 import HearthCore
+import HearthSQLite
 
 /// Field-index maintenance, in the same SQLite transaction as the document change.
 extension WriteContext {

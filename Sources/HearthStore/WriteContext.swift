@@ -1,4 +1,5 @@
 import HearthCore
+import HearthSQLite
 
 /// Reads and writes inside the writer's transaction. Every document change appends its change-log row in
 /// the same transaction.

@@ -1,6 +1,5 @@
 import HearthCore
 import HearthEngine
-import HearthStore
 
 /// Each operation as a typed call, for tests that drive the engine without HTTP: every one is `perform`.
 extension Database {

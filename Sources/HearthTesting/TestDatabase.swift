@@ -2,7 +2,6 @@ import Foundation
 import HearthCore
 import HearthEngine
 import HearthRules
-import HearthStore
 import Logging
 
 /// An engine over a fresh temporary store, for tests that call `Database` directly (no HTTP), with rules
@@ -18,11 +17,11 @@ public final class TestDatabase: Sendable {
     public static func open(rules: String? = nil, fileName: String = "test.rules", dev: Bool = true,
                             documents: [String: String] = [:]) async throws -> TestDatabase {
         let folder = TestServer.temporaryDirectory()
-        var configuration = Store.Configuration(dataDirectory: folder)
+        var configuration = StorageConfiguration(dataDirectory: folder)
         configuration.synchronous = .normal
         configuration.readers = 1
-        let store = try Store(configuration: configuration, logger: Logger(label: "hearth.test") { _ in SwiftLogNoOpLogHandler() })
-        let database = Database(store: store)
+        let storage = try StorageBackend.open(configuration, logger: Logger(label: "hearth.test") { _ in SwiftLogNoOpLogHandler() })
+        let database = Database(storage: storage.documents)
         database.rules.dev = dev
         let test = TestDatabase(database: database, dataDirectory: folder)
         if !documents.isEmpty {
@@ -43,7 +42,7 @@ public final class TestDatabase: Sendable {
 
     /// Closes the store and removes its folder.
     public func close() {
-        database.store.close()
+        database.storage.close()
         try? FileManager.default.removeItem(atPath: dataDirectory)
     }
 

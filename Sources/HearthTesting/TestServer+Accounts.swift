@@ -8,7 +8,7 @@ extension ServerConfiguration {
     /// and optionally a clock the test moves.
     public mutating func useTestAccounts(clock: ManualClock? = nil) {
         passwordHashing = PasswordHasher.Configuration(memoryKiB: 64, iterations: 1, parallelism: 1)
-        outboxInterval = 0.02
+        outboxInterval = .milliseconds(20)
         if let clock { authClock = clock.function }
     }
 }

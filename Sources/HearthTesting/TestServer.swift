@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthEngine
 import HearthServer
 import Hummingbird
 import ServiceLifecycle
@@ -25,7 +26,7 @@ public final class TestServer: Sendable {
                              configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
         var configuration = ServerConfiguration()
         configuration.port = 0
-        configuration.dataDirectory = dataDirectory ?? Self.temporaryDirectory()
+        configuration.storage.dataDirectory = dataDirectory ?? Self.temporaryDirectory()
         configuration.logLevel = .warning
         configuration.adminKey = "hak_test_" + makeAutoID() + makeAutoID()
         configure(&configuration)
@@ -34,7 +35,7 @@ public final class TestServer: Sendable {
         let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "hearth.test")))
         let task = Task { try await group.run() }
         let port = try await ready.wait()
-        return TestServer(port: port, adminKey: configuration.adminKey!, dataDirectory: configuration.dataDirectory,
+        return TestServer(port: port, adminKey: configuration.adminKey!, dataDirectory: configuration.storage.dataDirectory,
                           services: services, task: task, group: group, keepData: keepData || dataDirectory != nil)
     }
 

@@ -34,10 +34,10 @@ struct AuthOptions: ParsableArguments {
         configuration.passwordHashing = hashing
         let year: Int64 = 366 * 86_400
         if let s = try number(accessTokenLifetime, .accessTokenLifetime, 1...year) {
-            configuration.auth.accessTokenLifetime = s
+            configuration.auth.accessTokenLifetime = .seconds(s)
         }
         if let s = try number(refreshTokenLifetime, .refreshTokenLifetime, 1...10 * year) {
-            configuration.auth.refreshTokenLifetime = s
+            configuration.auth.refreshTokenLifetime = .seconds(s)
         }
         if let text = sources.value(trustForwardedFor ? "true" : nil, .trustForwardedFor) {
             guard let value = Bool(text.lowercased()) else {

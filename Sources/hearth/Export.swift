@@ -26,8 +26,9 @@ struct Export: AsyncParsableCommand {
         } else {
             handle = FileHandle.standardOutput
         }
-        let database = try Fixtures.open(folder)
-        defer { database.store.close() }
+        let storage = try Fixtures.open(folder)
+        defer { storage.documents.close() }
+        let database = Database(storage: storage.documents)
         try await database.exportNDJSON { try handle.write(contentsOf: $0) }
         if output != nil { try handle.close() }
     }

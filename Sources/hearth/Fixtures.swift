@@ -37,8 +37,8 @@ struct Fixtures: AsyncParsableCommand {
                 }
             case .file(let store):
                 defer { store.close() }
-                let auth = AuthService(storage: SQLiteAuthStorage(store: store), hasher: try PasswordHasher())
-                report = try await FixtureLoader(database: Database(store: store), auth: auth).load(fixture)
+                let auth = AuthService(storage: SQLiteAuthStorage(file: store), hasher: try PasswordHasher())
+                report = try await FixtureLoader(database: Database(storage: SQLiteDocumentStorage(store)), auth: auth).load(fixture)
             }
             print("\(file): \(report.written) documents written, \(report.unchanged) unchanged; "
                   + "\(report.usersCreated) users created, \(report.usersExisting) existing")
@@ -59,8 +59,9 @@ struct Fixtures: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: Store.Configuration(dataDirectory: folder).databasePath) else {
                 throw ValidationError("no database in \(folder)")
             }
-            let database = try Fixtures.open(folder)
-            defer { database.store.close() }
+            let storage = try Fixtures.open(folder)
+            defer { storage.documents.close() }
+            let database = Database(storage: storage.documents)
             let text = try await FixtureLoader(database: database).export().text
             if let output {
                 guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else {
@@ -88,12 +89,11 @@ struct Fixtures: AsyncParsableCommand {
     }
 
     /// The folder's database for reading, beside a server if one runs (SQLite lets readers share the file).
-    static func open(_ data: String?) throws -> Database {
+    static func open(_ data: String?) throws -> StorageBackend {
         let folder = data ?? ProcessInfo.processInfo.environment["HEARTH_DATA"] ?? "./hearth-data"
-        var configuration = Store.Configuration(dataDirectory: folder)
+        var configuration = StorageConfiguration(dataDirectory: folder)
         // The indexes the folder is served with: opening rebuilds and drops nothing the server reads.
         configuration.usesServedIndexDefinitions = true
-        let store = try Store(configuration: configuration, logger: Logger(label: "hearth.fixtures") { _ in SwiftLogNoOpLogHandler() })
-        return Database(store: store)
+        return try StorageBackend.open(configuration, logger: Logger(label: "hearth.fixtures") { _ in SwiftLogNoOpLogHandler() })
     }
 }

@@ -69,7 +69,7 @@ struct Import: AsyncParsableCommand {
         let interrupted = Interruption()
         let reporter = ProgressReporter(file: file)
         do {
-            let outcome = try await DocumentImport(database: Database(store: store), limits: limits).run(
+            let outcome = try await DocumentImport(database: Database(storage: SQLiteDocumentStorage(store)), limits: limits).run(
                 path: file, format: chosen, restart: restart,
                 progress: { reporter.report($0) },
                 stopRequested: { interrupted.requested },
@@ -84,7 +84,7 @@ struct Import: AsyncParsableCommand {
                      + "run the same command again to continue from line \(status.line)")
                 throw ExitCode(130)
             }
-            let seconds = Double(status.elapsed.components.seconds) + Double(status.elapsed.components.attoseconds) / 1e18
+            let seconds = status.elapsed.inSeconds
             note("done: \(status.documents) documents from \(file) are in \(folder) (\(status.documentsThisRun) this run in "
                  + String(format: "%.1f s, %.0f/s", seconds, status.rate)
                  + (outcome.startLine > 1 ? ", continued from line \(outcome.startLine))" : ")"))

@@ -46,7 +46,7 @@ extension Serve {
         let folder = NSTemporaryDirectory() + "hearth-demo-\(demo)-" + makeAutoID()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        configuration.dataDirectory = folder
+        configuration.storage.dataDirectory = folder
         configuration.rulesFile = app.rulesFile
         configuration.indexesFile = app.indexesFile
         configuration.dev = true

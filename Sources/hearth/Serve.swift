@@ -4,7 +4,7 @@ import HearthCore
 import HearthServer
 import Logging
 import ServiceLifecycle
-import HearthStore
+import HearthEngine
 import UnixSignals
 
 /// `hearth serve`: runs the server until SIGTERM or SIGINT, then shuts down gracefully.
@@ -40,7 +40,7 @@ struct Serve: AsyncParsableCommand {
         let file = sources.file
         func setting(_ flag: String?, _ setting: ServeSetting) -> String? { sources.value(flag, setting) }
         var configuration = ServerConfiguration()
-        configuration.dataDirectory = setting(data, .data) ?? configuration.dataDirectory
+        configuration.storage.dataDirectory = setting(data, .data) ?? configuration.storage.dataDirectory
         configuration.host = setting(host, .host) ?? configuration.host
         if let text = setting(port.map(String.init), .port) {
             guard let value = Int(text), (0...65535).contains(value) else { throw ValidationError("port must be 0-65535, got \(text)") }
@@ -49,10 +49,10 @@ struct Serve: AsyncParsableCommand {
         configuration.adminKey = setting(nil, .adminKey)
         configuration.metricsKey = setting(nil, .metricsKey)
         if let text = setting(synchronous, .synchronous) {
-            guard let value = Store.Configuration.Synchronous(rawValue: text.uppercased()) else {
+            guard let value = StorageConfiguration.Synchronous(rawValue: text.uppercased()) else {
                 throw ValidationError("synchronous must be FULL or NORMAL, got \(text)")
             }
-            configuration.synchronous = value
+            configuration.storage.synchronous = value
         }
         if let text = setting(indexWrites, .indexWrites) {
             // Accepted for one more release, so that a start script written for the old setting still starts.
@@ -80,7 +80,7 @@ struct Serve: AsyncParsableCommand {
         let startup = try prepareFixtures(&configuration)
         defer { startup.cleanUp() }
 
-        let (host, folder) = (configuration.host, configuration.dataDirectory)
+        let (host, folder) = (configuration.host, configuration.storage.dataDirectory)
         // A rules file that does not compile throws `RulesStartupError`, which the command line prints (every
         // diagnostic with its caret) before exiting with a failure status.
         let (server, services) = try await buildApplication(configuration: configuration) { port in

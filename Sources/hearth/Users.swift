@@ -2,7 +2,9 @@ import ArgumentParser
 import Foundation
 import HearthAuth
 import HearthCore
+import HearthEngine
 import HearthStore
+import Logging
 
 /// `hearth users`: account administration on a data folder. When a server holds the folder, each subcommand
 /// is sent to it as the admin API's request (`/v1/admin/users`), so that, for example, a revocation ends the
@@ -33,7 +35,7 @@ struct Users: AsyncParsableCommand {
                 return try server(connection)
             case .file(let store):
                 defer { store.close() }
-                return try await file(AuthService(storage: SQLiteAuthStorage(store: store), hasher: try PasswordHasher()))
+                return try await file(AuthService(storage: SQLiteAuthStorage(file: store), hasher: try PasswordHasher()))
             }
         }
     }

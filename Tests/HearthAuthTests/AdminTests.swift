@@ -118,7 +118,7 @@ import Testing
 @Suite struct CreationThrottleTests {
     @Test func oneAddressCannotCreateAccountsWithoutBound() async throws {
         let configuration = AuthService.Configuration(
-            creationThrottle: .init(freeAccountFailures: 0, freeAddressFailures: 3, baseDelaySeconds: 5))
+            creationThrottle: .init(freeAccountFailures: 0, freeAddressFailures: 3, baseDelay: .seconds(5)))
         let f = Fixture.service(configuration)
         for _ in 0..<3 { _ = try await f.service.signInAnonymously(clientAddress: "1.1.1.1") }
         _ = try await f.service.signUp(email: "one@example.com", password: "password1", clientAddress: "1.1.1.1")

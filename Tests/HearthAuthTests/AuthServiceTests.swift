@@ -235,7 +235,7 @@ import Testing
 
     @Test func failedLoginsBackOffWithRetryAfter() async throws {
         let configuration = AuthService.Configuration(loginThrottle: .init(freeAccountFailures: 3, freeAddressFailures: 10,
-                                                                           baseDelaySeconds: 30, maxDelaySeconds: 600))
+                                                                           baseDelay: .seconds(30), maxDelay: .seconds(600)))
         let f = Fixture.service(configuration)
         _ = try await f.service.signUp(email: "max@example.com", password: "password1")
         for _ in 0..<4 {

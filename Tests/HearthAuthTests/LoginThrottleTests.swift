@@ -6,7 +6,7 @@ import Testing
     @Test func backsOffExponentiallyPerAccountWithACap() {
         let clock = TestClock()
         var throttle = LoginThrottle(configuration: .init(freeAccountFailures: 3, freeAddressFailures: 100,
-                                                          baseDelaySeconds: 2, maxDelaySeconds: 10),
+                                                          baseDelay: .seconds(2), maxDelay: .seconds(10)),
                                      now: clock.function)
         for _ in 0..<3 {
             #expect(throttle.retryAfter(account: "a", address: "ip") == nil)
@@ -53,7 +53,7 @@ import Testing
 
     @Test func countsAreForgottenAfterAQuietPeriod() {
         let clock = TestClock()
-        var throttle = LoginThrottle(configuration: .init(freeAccountFailures: 1, forgetAfterSeconds: 60),
+        var throttle = LoginThrottle(configuration: .init(freeAccountFailures: 1, forgetAfter: .seconds(60)),
                                      now: clock.function)
         throttle.recordFailure(account: "a", address: nil)
         throttle.recordFailure(account: "a", address: nil)

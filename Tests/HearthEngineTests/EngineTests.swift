@@ -118,7 +118,7 @@ import Testing
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try Store(configuration: .init(dataDirectory: dir))
-        let database = Database(store: store)
+        let database = Database(storage: SQLiteDocumentStorage(store))
         let path = try DocumentPath("a/b")
         _ = try await database.commit(CommitRequest(writes: [Write(kind: .set(merge: nil), path: path, fields: ["v": .int(1)])]), as: .admin)
         store.close()

@@ -25,7 +25,7 @@ import Testing
             var storeConfiguration = Store.Configuration(dataDirectory: directory)
             storeConfiguration.synchronous = .normal
             store = try Store(configuration: storeConfiguration)
-            database = Database(store: store)
+            database = Database(storage: SQLiteDocumentStorage(store))
             feed = ChangeFeed(database: database, configuration: configuration, authorizer: authorizer, revocations: revocations,
                               identities: identities)
             let feed = self.feed

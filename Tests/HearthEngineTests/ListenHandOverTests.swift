@@ -17,7 +17,7 @@ import Testing
         configuration.synchronous = .normal
         let store = try Store(configuration: configuration)
         defer { store.close() }
-        let database = Database(store: store)
+        let database = Database(storage: SQLiteDocumentStorage(store))
         // Not running: its messages are handed to a FeedState below, one at a time.
         let feed = ChangeFeed(database: database)
         let state = FeedState(feed: feed)

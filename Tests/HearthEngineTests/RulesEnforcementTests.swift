@@ -97,7 +97,7 @@ import Logging
             #expect(try await db.get(DocumentPath("notes/a1"), as: alice, transaction: tx) != nil)
             #expect(await Self.isDenied { _ = try await db.get(DocumentPath("notes/b1"), as: alice, transaction: tx) })
             // The listener's per-document check is the same get rule.
-            let stored = try db.store.pointRead { try $0.document(at: DocumentPath("notes/b1")) }
+            let stored = try db.storage.pointRead { try $0.document(at: DocumentPath("notes/b1")) }
             try db.authorizeRead(path: DocumentPath("notes/b1"), document: stored, identity: bob)
             #expect(await Self.isDenied { try db.authorizeRead(path: DocumentPath("notes/b1"), document: stored, identity: alice) })
         }
@@ -288,7 +288,7 @@ import Logging
 
             // The reloader notices a change on its own and swaps the rules in.
             var configuration = RulesReloader.Configuration()
-            configuration.pollInterval = 0.05
+            configuration.pollInterval = .milliseconds(50)
             configuration.reloadOnSIGHUP = false
             let reloader = RulesReloader(path: file, rules: db.rules, configuration: configuration, logger: .init(label: "test"))
             let task = Task { try await reloader.run() }

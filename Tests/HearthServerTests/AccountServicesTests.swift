@@ -13,7 +13,7 @@ import HearthAuth
         let clock = ManualClock()
         try await TestServer.with(configure: {
             $0.useTestAccounts(clock: clock)
-            $0.sweepInterval = 0.02
+            $0.sweepInterval = .milliseconds(20)
         }) { server, client in
             let a = try await client.signedUp("ann@example.com", Self.password)
             let b = try await client.loggedIn("ann@example.com", Self.password)

@@ -259,7 +259,7 @@ import HearthEngine
     @Test func gracefulShutdownAnswersAWriteInFlight() async throws {
         let server = try await TestServer.start()
         // Holds the writer thread, so that the write below waits in its queue.
-        let blocker = Task { try await server.services.database.store.write { _ in Thread.sleep(forTimeInterval: 0.5) } }
+        let blocker = Task { try await server.services.database.storage.write { _ in Thread.sleep(forTimeInterval: 0.5) } }
         try await Task.sleep(for: .milliseconds(50))
         let body = #"{"v": "last"}"#
         let raw = try RawHTTPConnection(port: server.port, timeout: 10)

@@ -25,7 +25,7 @@ import HearthAuth
     static let lifetime: Int64 = 20
 
     static func configure(_ file: String, lifetime: Int64 = lifetime) -> (inout ServerConfiguration) -> Void {
-        { $0.rulesFile = file; $0.useTestAccounts(); $0.auth.accessTokenLifetime = lifetime }
+        { $0.rulesFile = file; $0.useTestAccounts(); $0.auth.accessTokenLifetime = .seconds(lifetime) }
     }
 
     /// Waits for the connection to end and answers its close code.

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthEngine
 import HearthTesting
 import Testing
 import HearthStore
@@ -46,7 +47,7 @@ import HearthServer
     @Test func listenersMatchTheirQueriesAtEveryReadTime() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["HEARTH_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max / 2)
         var r = RandomValues(seed: seed, maxDepth: 1)
-        try await TestServer.with(configure: { $0.synchronous = .normal }) { server, client in
+        try await TestServer.with(configure: { $0.storage.synchronous = .normal }) { server, client in
             let model = Model()
             func write(_ r: inout RandomValues) async throws {
                 let collection = Self.collections[r.chance(0.8) ? 0 : 1]

@@ -226,7 +226,7 @@ import HearthEngine
     }
 
     @Test func resumeReplaysOnlyWhatChangedOrResets() async throws {
-        try await TestServer.with(configure: { $0.changeLogRetention = 5 }) { server, client in
+        try await TestServer.with(configure: { $0.storage.changeLogRetention = 5 }) { server, client in
             _ = try await client.put("/v1/docs/items/a", #"{"n": 1}"#)
             _ = try await client.put("/v1/docs/items/b", #"{"n": 2}"#)
             let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))

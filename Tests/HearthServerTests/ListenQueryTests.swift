@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthTesting
 import Testing
+import HearthEngine
 import HearthStore
 import HearthServer
 import HearthEngine
@@ -22,7 +23,7 @@ import HearthEngine
     @Test func firstSnapshotsComeFromTheIndex() async throws {
         try await TestServer.with { server, client in
             try await Self.loadItems(client)
-            let statistics = server.services.database.store.statistics
+            let storage = server.services.database.storage
             let queries = [
                 // Equality: the index yields exactly the 20 red items.
                 (#"{"from": "items", "where": [["color", "==", "red"]]}"#, 20),
@@ -36,10 +37,10 @@ import HearthEngine
             ]
             let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
             for (k, (query, count)) in queries.enumerated() {
-                let before = statistics.documentsScanned
+                let before = storage.documentsScanned
                 try await ws.listen("q\(k)", query: query)
                 let snapshot = try await ws.expect("snapshot", id: "q\(k)")
-                let scanned = statistics.documentsScanned - before
+                let scanned = storage.documentsScanned - before
                 #expect(snapshot["initial"] == .bool(true))
                 let expected = try await client.query(query)
                 #expect(expected.status == 200)
@@ -52,7 +53,7 @@ import HearthEngine
             #expect(ws.views["q2"]?.map(\.fields) == [["n": .int(1500)], ["n": .int(1600)], ["n": .int(1700)]])
             // The running total is a metric too.
             let metrics = try await client.get("/metrics").text
-            #expect(metrics.contains("hearth_documents_scanned_total \(statistics.documentsScanned)"), "\(metrics.prefix(2000))")
+            #expect(metrics.contains("hearth_documents_scanned_total \(storage.documentsScanned)"), "\(metrics.prefix(2000))")
             await ws.close()
         }
     }

@@ -85,7 +85,7 @@ import HearthServer
         let file = try RulesHTTPTests.writeRules(before)
         try await TestServer.with(configure: {
             $0.rulesFile = file
-            $0.rulesPollInterval = 0.05
+            $0.rulesPollInterval = .milliseconds(50)
             $0.useTestAccounts()
         }) { server, client in
             let ann = try await client.signedUp("ann@example.com", "a long enough password")

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import HearthCore
+import HearthSQLite
 @testable import HearthStore
 import Testing
 

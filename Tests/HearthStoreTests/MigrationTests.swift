@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthSQLite
 @testable import HearthStore
 import Testing
 

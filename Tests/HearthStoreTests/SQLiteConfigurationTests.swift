@@ -1,4 +1,5 @@
 import CSQLite
+import HearthSQLite
 import HearthStore
 import Testing
 

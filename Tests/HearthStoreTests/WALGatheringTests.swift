@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthSQLite
 import HearthStore
 import Testing
 

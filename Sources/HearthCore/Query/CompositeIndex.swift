@@ -162,13 +162,16 @@ public struct CompositeIndex: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The index definitions in force, by collection id: the composite indexes and the single-field overrides.
-public struct CompositeIndexes: Sendable {
+/// Immutable; a class so that a read context holding it stays small enough to pass as a protocol value
+/// without a copy on the heap.
+public final class CompositeIndexes: Sendable {
     public let all: [CompositeIndex]
     let byCollection: [String: [CompositeIndex]]
     /// Every single-field override.
     public let overrides: [FieldOverride]
     let overridesByCollection: [String: FieldOverrides]
 
+    /// Indexes the definitions by collection id.
     public init(_ indexes: [CompositeIndex] = [], overrides: [FieldOverride] = []) {
         all = indexes
         byCollection = Dictionary(grouping: indexes, by: \.collectionGroup)

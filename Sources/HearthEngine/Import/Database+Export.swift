@@ -1,5 +1,4 @@
 import HearthCore
-import HearthStore
 
 extension Database {
     /// Every stored document in path order, one per line in its shape on the wire (`{"path", "id", "data",
@@ -13,7 +12,7 @@ extension Database {
         var count = 0
         while true {
             let cursor = after
-            let page = try await store.read { try $0.allDocuments(after: cursor, limit: pageSize) }
+            let page = try await storage.read { try $0.allDocuments(after: cursor, limit: pageSize) }
             var w = JSONWriter()
             for document in page {
                 document.write(to: &w)

@@ -1,6 +1,5 @@
 import Foundation
 import HearthCore
-import HearthStore
 
 /// Imports the documents of a file (NDJSON as `hearth export` writes it, or a fixture file) into a database, in
 /// large transactions, with bounded memory, resumably.
@@ -65,7 +64,7 @@ public struct DocumentImport: Sendable {
 
         /// Documents per second this run.
         public var rate: Double {
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = elapsed.inSeconds
             return seconds > 0 ? Double(documentsThisRun) / seconds : 0
         }
     }
@@ -105,8 +104,8 @@ public struct DocumentImport: Sendable {
         let probe = try ImportFile(path: path, maxDocumentBytes: limits.maxDocumentBytes)
         let head = probe.bytes(at: 0..<Int64(ImportProgress.sampleBytes))
         let format = format ?? Format.detect(path: path, head: head)
-        if restart { try await database.store.write { context in try context.forgetImport(source: source) } }
-        let record = try await database.store.read { try $0.importProgress(source: source) }
+        if restart { try await database.storage.write { context in try context.forgetImport(source: source) } }
+        let record = try await database.storage.read { try $0.importProgress(source: source) }
         let start = ContinuousClock.now
         var status = Status(documents: record?.documents ?? 0, documentsThisRun: 0, line: record?.line ?? 1,
                             offset: record?.offset ?? 0, size: probe.size, elapsed: .zero)
@@ -160,7 +159,7 @@ public struct DocumentImport: Sendable {
                     let lines = (batch.first?.line ?? status.line)...(last?.line ?? status.line)
                     group.addTask { [database, path] in
                         do {
-                            try await database.store.write { context in
+                            try await database.storage.write { context in
                                 _ = try Database.apply(writes, commitTime: context.nextCommitTime(), in: context)
                                 try context.record(record)
                             }

@@ -1,5 +1,4 @@
 import HearthCore
-import HearthStore
 
 /// A read of a view's result, asked by the feed's loop and run on a reader thread.
 struct LoadRequest: Sendable {
@@ -24,7 +23,7 @@ struct LoadResult: Sendable {
 extension ChangeFeed {
     /// Reads a target's result (and, to resume, its result at the resume position) inside one read transaction.
     /// A query is served by the field index, as `POST /v1/query` is, never by reading its whole collection.
-    static func load(_ request: LoadRequest, context: ReadContext, at position: LogPosition) throws -> LoadResult {
+    static func load(_ request: LoadRequest, context: any DocumentReader, at position: LogPosition) throws -> LoadResult {
         let target = request.target
         let view = TargetView(target: target)
         // The states at the resume position of the documents changed since; nil when the log no longer says.
@@ -85,7 +84,7 @@ extension ChangeFeed {
     /// (nil when it did not exist then), from the change log; empty when nothing changed, nil when the log no
     /// longer reaches back to `resume` or the token is not from this log.
     static func changesUndone(since resume: LogPosition, upTo position: LogPosition, concerning target: ListenTarget,
-                              _ context: ReadContext) throws -> [DocumentPath: Document?]? {
+                              _ context: any DocumentReader) throws -> [DocumentPath: Document?]? {
         if resume.sequence == position.sequence { return [:] }
         guard resume.sequence < position.sequence, let oldest = try context.oldestRetainedSequence(),
               oldest <= resume.sequence + 1 else { return nil }

@@ -1,7 +1,6 @@
 import Foundation
 import HearthAuth
 import HearthCore
-import HearthStore
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -54,7 +53,7 @@ public final class ChangeFeed: Service, Sendable {
         self.inbox = inbox
         let handOver = CommitHandOver(inbox: inbox, maxQueuedBytes: configuration.maxQueuedChangeBytes)
         self.handOver = handOver
-        database.store.add(commitObserver: handOver)
+        database.storage.add(commitObserver: handOver)
         database.rules.onInstall { generation in inbox.yield(.rulesChanged(generation: generation)) }
     }
 
@@ -93,7 +92,7 @@ public final class ChangeFeed: Service, Sendable {
                 state.handle(message, load: { request in
                     group.addTask { [database, inbox] in
                         do {
-                            let result = try await database.store.readAtPosition { context, position in
+                            let result = try await database.storage.readAtPosition { context, position in
                                 try ChangeFeed.load(request, context: context, at: position)
                             }
                             inbox.yield(.loaded(view: request.view, generation: request.generation, result: .success(result)))

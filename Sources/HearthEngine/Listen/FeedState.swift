@@ -1,5 +1,4 @@
 import HearthCore
-import HearthStore
 import Synchronization
 import HearthAuth
 

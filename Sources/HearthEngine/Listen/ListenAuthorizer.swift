@@ -1,5 +1,4 @@
 import HearthCore
-import HearthStore
 
 /// The rules checks of live updates, with the listener's own identity: when a target is added (`get` for a
 /// document, `list` for a query) and for each change delivered to a document target. Admin bypasses.
@@ -26,7 +25,7 @@ extension Database {
             admitTarget: { [self] identity, target in
                 switch target {
                 case .document(let path):
-                    let stored = identity.isAdmin ? nil : try store.pointRead { try $0.document(at: path) }
+                    let stored = identity.isAdmin ? nil : try storage.pointRead { try $0.document(at: path) }
                     try authorizeRead(path: path, document: stored, identity: identity)
                     return target
                 case .query(let query): return .query(try admit(query, as: identity))

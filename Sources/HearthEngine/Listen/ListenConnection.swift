@@ -1,6 +1,5 @@
 import Foundation
 import HearthCore
-import HearthStore
 import Synchronization
 
 /// One client's live-update session: its identity, its targets, and the bounded queue of events for it.

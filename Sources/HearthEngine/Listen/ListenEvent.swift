@@ -1,5 +1,4 @@
 import HearthCore
-import HearthStore
 
 /// What the feed tells a connection.
 public enum ListenEvent: Sendable {

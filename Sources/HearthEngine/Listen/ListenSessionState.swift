@@ -1,3 +1,5 @@
+import HearthCore
+
 /// A connection's timers and message budget: a plain state machine over an injected clock's instants, so the
 /// protocol's rate limit, idle timeout and authentication deadline are tested without sockets or sleeping.
 public struct ListenSessionState<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
@@ -28,7 +30,7 @@ public struct ListenSessionState<Instant: InstantProtocol>: Sendable where Insta
     public mutating func received(at now: Instant) -> Verdict {
         lastActivity = now
         let elapsed = refilled.duration(to: now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         tokens = min(configuration.messageBurst, tokens + max(0, seconds) * configuration.messagesPerSecond)
         refilled = now
         guard tokens >= 1 else { return .reject }

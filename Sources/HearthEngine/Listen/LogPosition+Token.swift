@@ -1,5 +1,4 @@
 import HearthCore
-import HearthStore
 
 extension LogPosition {
     /// The opaque resume token naming this position.

@@ -1,5 +1,3 @@
-import HearthCore
-
 /// A document as stored: its fields still as canonical wire JSON, so reads can answer without decoding.
 public struct StoredDocument: Sendable {
     /// Where the document lives.
@@ -34,16 +32,4 @@ public struct StoredDocument: Sendable {
     public func write(to w: inout JSONWriter) {
         Document.writeWire(path: path, dataJSON: data, createTime: createTime, updateTime: updateTime, to: &w)
     }
-}
-
-/// One committed change to one document, as the change log holds it.
-public struct ChangeRecord: Sendable {
-    /// The change log's sequence number; strictly increasing in commit order.
-    public var sequence: Int64
-    /// The commit's time.
-    public var commitTime: Timestamp
-    /// The document changed.
-    public var path: DocumentPath
-    /// The document after the change, or nil when it was deleted.
-    public var document: StoredDocument?
 }

@@ -1,23 +1,23 @@
-import HearthAuth
 import HearthCore
+import HearthSQLite
 import Logging
 
-/// `AuthStorage` on the store's SQLite file. Writes go through the store's one writer (`Store.write`), so
+/// `AuthStorage` on the store's SQLite file. Writes go through the store's one writer (`SQLiteAccess`), so
 /// they share the documents' group commit and durability: a revocation is acknowledged only once it is
 /// committed, and every reader (every request of the process) sees it from then on. Lookups by key are
 /// point reads on the calling thread; scans (`listUsers`, `sessions(uid:)`) use the reader threads.
 ///
 /// Atomicity comes from the single writer: each method's checks and changes run in one job of the
 /// writer's transaction, which nothing else interleaves with.
-public final class SQLiteAuthStorage: AuthStorage {
-    /// The store underneath.
-    public let store: Store
+package final class SQLiteAuthStorage: AuthStorage {
+    /// The file underneath, shared with the document store.
+    let file: any SQLiteAccess
     let seal: OutboxSeal
     let logger: Logger
 
-    /// Makes the storage over an open store. `seal` encrypts one-time tokens waiting in the outbox.
-    public init(store: Store, seal: OutboxSeal = OutboxSeal(), logger: Logger = Logger(label: "hearth.auth")) {
-        self.store = store
+    /// Makes the storage over an open store's file. `seal` encrypts one-time tokens waiting in the outbox.
+    package init(file: any SQLiteAccess, seal: OutboxSeal = OutboxSeal(), logger: Logger = Logger(label: "hearth.auth")) {
+        self.file = file
         self.seal = seal
         self.logger = logger
     }
@@ -33,9 +33,8 @@ public final class SQLiteAuthStorage: AuthStorage {
 
     // MARK: Users
 
-    public func insertUser(_ user: UserRecord) async throws(HearthError) {
-        try await writing { context in
-            let c = context.connection
+    package func insertUser(_ user: UserRecord) async throws(HearthError) {
+        try await writing { c in
             if try Self.exists(c, "SELECT 1 FROM auth_users WHERE uid = ?", user.uid) {
                 throw HearthError.alreadyExists("An account with uid \(user.uid) already exists.")
             }
@@ -49,21 +48,20 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func user(uid: String) async throws(HearthError) -> UserRecord? {
+    package func user(uid: String) async throws(HearthError) -> UserRecord? {
         try pointReading { c in
             try Self.oneUser(c, "SELECT \(Self.userColumns) FROM auth_users WHERE uid = ?", uid)
         }
     }
 
-    public func user(emailNormalized: String) async throws(HearthError) -> UserRecord? {
+    package func user(emailNormalized: String) async throws(HearthError) -> UserRecord? {
         try pointReading { c in
             try Self.oneUser(c, "SELECT \(Self.userColumns) FROM auth_users WHERE email_normalized = ?", emailNormalized)
         }
     }
 
-    public func updateUser(_ user: UserRecord) async throws(HearthError) {
-        try await writing { context in
-            let c = context.connection
+    package func updateUser(_ user: UserRecord) async throws(HearthError) {
+        try await writing { c in
             guard try Self.exists(c, "SELECT 1 FROM auth_users WHERE uid = ?", user.uid) else {
                 throw HearthError.notFound("No account with uid \(user.uid).")
             }
@@ -86,9 +84,8 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func deleteUser(uid: String) async throws(HearthError) -> [String]? {
-        try await writing { context -> [String]? in
-            let c = context.connection
+    package func deleteUser(uid: String) async throws(HearthError) -> [String]? {
+        try await writing { c -> [String]? in
             guard try Self.exists(c, "SELECT 1 FROM auth_users WHERE uid = ?", uid) else { return nil }
             let live = try Self.strings(c, "SELECT id FROM auth_sessions WHERE uid = ? AND revoked_at IS NULL ORDER BY id", uid)
             // The account goes first: the revocation log's trigger tells a deleted account's sessions from
@@ -108,7 +105,7 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func listUsers(after afterUID: String?, limit: Int) async throws(HearthError) -> [UserRecord] {
+    package func listUsers(after afterUID: String?, limit: Int) async throws(HearthError) -> [UserRecord] {
         try await reading { c in
             // TEXT compares with memcmp (BINARY collation): UTF-8 byte order, as the protocol asks.
             let s = try c.prepare(afterUID == nil
@@ -129,9 +126,9 @@ public final class SQLiteAuthStorage: AuthStorage {
 
     // MARK: Sessions
 
-    public func insertSession(_ session: SessionRecord) async throws(HearthError) {
-        try await writing { context in
-            let s = try context.connection.prepare(
+    package func insertSession(_ session: SessionRecord) async throws(HearthError) {
+        try await writing { c in
+            let s = try c.prepare(
                 "INSERT INTO auth_sessions(\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             s.bind(1, session.id)
             s.bind(2, session.uid)
@@ -147,13 +144,13 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func session(id: String) async throws(HearthError) -> SessionRecord? {
+    package func session(id: String) async throws(HearthError) -> SessionRecord? {
         try pointReading { c in
             try Self.oneSession(c, "SELECT \(Self.sessionColumns) FROM auth_sessions WHERE id = ?") { $0.bind(1, id) }
         }
     }
 
-    public func session(accessTokenHash: TokenHash) async throws(HearthError) -> SessionRecord? {
+    package func session(accessTokenHash: TokenHash) async throws(HearthError) -> SessionRecord? {
         try pointReading { c in
             try Self.oneSession(c, "SELECT \(Self.sessionColumns) FROM auth_sessions WHERE access_hash = ?") {
                 $0.bind(1, accessTokenHash.bytes)
@@ -161,7 +158,7 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func sessionWithUser(accessTokenHash: TokenHash) throws(HearthError) -> (SessionRecord, UserRecord?)? {
+    package func sessionWithUser(accessTokenHash: TokenHash) throws(HearthError) -> (SessionRecord, UserRecord?)? {
         try pointReading { c -> (SessionRecord, UserRecord?)? in
             let s = try c.prepare("""
                 SELECT s.id, s.uid, s.access_hash, s.access_issued, s.access_expires, s.refresh_hash, s.refresh_expires,
@@ -176,7 +173,7 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func session(refreshTokenHash: TokenHash) async throws(HearthError) -> SessionRecord? {
+    package func session(refreshTokenHash: TokenHash) async throws(HearthError) -> SessionRecord? {
         try pointReading { c in
             try Self.oneSession(c, "SELECT \(Self.sessionColumns) FROM auth_sessions WHERE refresh_hash = ?") {
                 $0.bind(1, refreshTokenHash.bytes)
@@ -184,7 +181,7 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func session(retiredRefreshHash: TokenHash) async throws(HearthError) -> SessionRecord? {
+    package func session(retiredRefreshHash: TokenHash) async throws(HearthError) -> SessionRecord? {
         try pointReading { c in
             try Self.oneSession(c, """
                 SELECT \(Self.sessionColumns) FROM auth_sessions
@@ -193,10 +190,9 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func rotateSession(id: String, from current: TokenHash, to rotation: SessionRotation)
+    package func rotateSession(id: String, from current: TokenHash, to rotation: SessionRotation)
         async throws(HearthError) -> SessionRecord? {
-        try await writing { context -> SessionRecord? in
-            let c = context.connection
+        try await writing { c -> SessionRecord? in
             // Compare-and-swap: only the holder of the current refresh hash of a live session wins.
             let s = try c.prepare("""
                 UPDATE auth_sessions SET access_hash = ?, access_issued = ?, access_expires = ?, refresh_hash = ?,
@@ -220,20 +216,19 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func revokeSession(id: String, at time: Timestamp) async throws(HearthError) -> Bool {
-        try await writing { context -> Bool in
-            let s = try context.connection.prepare(
+    package func revokeSession(id: String, at time: Timestamp) async throws(HearthError) -> Bool {
+        try await writing { c -> Bool in
+            let s = try c.prepare(
                 "UPDATE auth_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
             s.bind(1, time.microseconds)
             s.bind(2, id)
             try s.run()
-            return context.connection.changes == 1
+            return c.changes == 1
         }
     }
 
-    public func revokeSessions(uid: String, except keep: String?, at time: Timestamp) async throws(HearthError) -> [String] {
-        try await writing { context -> [String] in
-            let c = context.connection
+    package func revokeSessions(uid: String, except keep: String?, at time: Timestamp) async throws(HearthError) -> [String] {
+        try await writing { c -> [String] in
             var ids = try Self.strings(c, "SELECT id FROM auth_sessions WHERE uid = ? AND revoked_at IS NULL ORDER BY id", uid)
             if let keep { ids.removeAll { $0 == keep } }
             let s = try c.prepare("UPDATE auth_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
@@ -246,7 +241,7 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func sessions(uid: String) async throws(HearthError) -> [SessionRecord] {
+    package func sessions(uid: String) async throws(HearthError) -> [SessionRecord] {
         try await reading { c in
             let s = try c.prepare("SELECT \(Self.sessionColumns) FROM auth_sessions WHERE uid = ? ORDER BY id")
             defer { s.reset() }
@@ -257,9 +252,8 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func deleteSessions(endedBefore cutoff: Timestamp) async throws(HearthError) -> Int {
-        try await writing { context -> Int in
-            let c = context.connection
+    package func deleteSessions(endedBefore cutoff: Timestamp) async throws(HearthError) -> Int {
+        try await writing { c -> Int in
             let ended = "SELECT id FROM auth_sessions WHERE refresh_expires < ?1 OR revoked_at < ?1"
             let retired = try c.prepare("DELETE FROM auth_retired_refresh WHERE session_id IN (\(ended))")
             retired.bind(1, cutoff.microseconds)
@@ -275,7 +269,7 @@ public final class SQLiteAuthStorage: AuthStorage {
 
     /// The sequence number of the newest logged revocation (0 when none was ever logged): where a watcher
     /// starts reading.
-    public func latestRevocationSequence() throws(HearthError) -> Int64 {
+    package func latestRevocationSequence() throws(HearthError) -> Int64 {
         try pointReading { c in
             try c.scalarInt("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'auth_revocations'), 0)") ?? 0
         }
@@ -283,7 +277,7 @@ public final class SQLiteAuthStorage: AuthStorage {
 
     /// The sequence number of the oldest revocation the log still holds (nil when it is empty). The log keeps
     /// its newest 10,000 rows: a reader whose last row is older than this one less has missed some.
-    public func oldestRevocationSequence() throws(HearthError) -> Int64? {
+    package func oldestRevocationSequence() throws(HearthError) -> Int64? {
         // Sequence numbers start at 1; an empty log gives NULL, read as 0.
         let oldest = try pointReading { c in try c.scalarInt("SELECT coalesce(min(seq), 0) FROM auth_revocations") } ?? 0
         return oldest == 0 ? nil : oldest
@@ -292,7 +286,7 @@ public final class SQLiteAuthStorage: AuthStorage {
     /// Sessions that stopped working after `sequence`, as logged by any process on this file, oldest first,
     /// at most `limit`, each with its sequence number. Consecutive rows of one account and reason make one
     /// event.
-    public func revocations(after sequence: Int64, limit: Int) throws(HearthError)
+    package func revocations(after sequence: Int64, limit: Int) throws(HearthError)
         -> [(sequence: Int64, event: RevocationEvent)] {
         let rows = try pointReading { c -> [(Int64, String, String, String)] in
             let s = try c.prepare("SELECT seq, uid, session_id, reason FROM auth_revocations WHERE seq > ? ORDER BY seq LIMIT ?")
@@ -318,9 +312,8 @@ public final class SQLiteAuthStorage: AuthStorage {
 
     // MARK: One-time tokens
 
-    public func replaceOneTimeToken(_ token: OneTimeTokenRecord) async throws(HearthError) {
-        try await writing { context in
-            let c = context.connection
+    package func replaceOneTimeToken(_ token: OneTimeTokenRecord) async throws(HearthError) {
+        try await writing { c in
             let old = try c.prepare("DELETE FROM auth_one_time_tokens WHERE uid = ? AND purpose = ?")
             old.bind(1, token.uid)
             old.bind(2, token.purpose.rawValue)
@@ -339,10 +332,10 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func consumeOneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose)
+    package func consumeOneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose)
         async throws(HearthError) -> OneTimeTokenRecord? {
-        try await writing { context -> OneTimeTokenRecord? in
-            let s = try context.connection.prepare("""
+        try await writing { c -> OneTimeTokenRecord? in
+            let s = try c.prepare("""
                 DELETE FROM auth_one_time_tokens WHERE hash = ? AND purpose = ?
                 RETURNING hash, purpose, uid, email_normalized, created_at, expires_at
                 """)
@@ -359,30 +352,30 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func deleteOneTimeTokens(uid: String, purpose: OneTimeTokenRecord.Purpose) async throws(HearthError) {
-        try await writing { context in
-            let s = try context.connection.prepare("DELETE FROM auth_one_time_tokens WHERE uid = ? AND purpose = ?")
+    package func deleteOneTimeTokens(uid: String, purpose: OneTimeTokenRecord.Purpose) async throws(HearthError) {
+        try await writing { c in
+            let s = try c.prepare("DELETE FROM auth_one_time_tokens WHERE uid = ? AND purpose = ?")
             s.bind(1, uid)
             s.bind(2, purpose.rawValue)
             try s.run()
         }
     }
 
-    public func deleteOneTimeTokens(expiredBefore cutoff: Timestamp) async throws(HearthError) -> Int {
-        try await writing { context -> Int in
-            let s = try context.connection.prepare("DELETE FROM auth_one_time_tokens WHERE expires_at < ?")
+    package func deleteOneTimeTokens(expiredBefore cutoff: Timestamp) async throws(HearthError) -> Int {
+        try await writing { c -> Int in
+            let s = try c.prepare("DELETE FROM auth_one_time_tokens WHERE expires_at < ?")
             s.bind(1, cutoff.microseconds)
             try s.run()
-            return context.connection.changes
+            return c.changes
         }
     }
 
     // MARK: Outbox
 
-    public func enqueueOutbox(_ message: OutboxMessage) async throws(HearthError) {
+    package func enqueueOutbox(_ message: OutboxMessage) async throws(HearthError) {
         let sealed = seal.seal(message.token)
-        try await writing { context in
-            let s = try context.connection.prepare("""
+        try await writing { c in
+            let s = try c.prepare("""
                 INSERT INTO auth_outbox(id, purpose, recipient, uid, sealed_token, expires_at, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
@@ -397,7 +390,7 @@ public final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    public func pendingOutbox(limit: Int) async throws(HearthError) -> [OutboxMessage] {
+    package func pendingOutbox(limit: Int) async throws(HearthError) -> [OutboxMessage] {
         let rows = try await reading { c -> [(OutboxMessage, [UInt8])] in
             let s = try c.prepare("""
                 SELECT id, purpose, recipient, uid, sealed_token, expires_at, created_at FROM auth_outbox
@@ -436,9 +429,9 @@ public final class SQLiteAuthStorage: AuthStorage {
         return messages
     }
 
-    public func deleteOutbox(id: String) async throws(HearthError) {
-        try await writing { context in
-            let s = try context.connection.prepare("DELETE FROM auth_outbox WHERE id = ?")
+    package func deleteOutbox(id: String) async throws(HearthError) {
+        try await writing { c in
+            let s = try c.prepare("DELETE FROM auth_outbox WHERE id = ?")
             s.bind(1, id)
             try s.run()
         }
@@ -448,9 +441,9 @@ public final class SQLiteAuthStorage: AuthStorage {
 
     /// Runs a job on the store's writer; storage faults become an opaque `internal` error (logged without
     /// values: SQLite's messages name tables and columns, never bound parameters).
-    func writing<T: Sendable>(_ body: @escaping @Sendable (WriteContext) throws -> T) async throws(HearthError) -> T {
+    func writing<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(HearthError) -> T {
         do {
-            return try await store.write(body)
+            return try await file.writeJob(body)
         } catch {
             throw mapped(error)
         }
@@ -458,7 +451,7 @@ public final class SQLiteAuthStorage: AuthStorage {
 
     func reading<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(HearthError) -> T {
         do {
-            return try await store.read { context in try body(context.connection) }
+            return try await file.readJob(body)
         } catch {
             throw mapped(error)
         }
@@ -466,7 +459,7 @@ public final class SQLiteAuthStorage: AuthStorage {
 
     func pointReading<T>(_ body: (SQLiteConnection) throws -> T) throws(HearthError) -> T {
         do {
-            return try store.pointRead { context in try body(context.connection) }
+            return try file.pointReadJob(body)
         } catch {
             throw mapped(error)
         }

@@ -1,5 +1,3 @@
-import HearthCore
-
 /// A position in the change log: the last change a reader has seen, and the time of its commit.
 public struct LogPosition: Sendable, Hashable, Comparable {
     /// The change log's sequence number of the last change included (0 before any change).

@@ -28,7 +28,7 @@ import Testing
             do {
                 let store = try Self.openStore(folder)
                 folders.add(folder, store)
-                return SQLiteAuthStorage(store: store)
+                return SQLiteAuthStorage(file: store)
             } catch {
                 throw .internal("cannot open a store: \(error)")
             }
@@ -49,14 +49,14 @@ import Testing
                                     createdAt: t0, provider: .password)
         do {
             let store = try Self.openStore(folder)
-            let storage = SQLiteAuthStorage(store: store)
+            let storage = SQLiteAuthStorage(file: store)
             try await storage.insertUser(user)
             try await storage.insertSession(session)
             store.close()
         }
         let store = try Self.openStore(folder)
         defer { store.close() }
-        let storage = SQLiteAuthStorage(store: store)
+        let storage = SQLiteAuthStorage(file: store)
         #expect(try await storage.user(uid: "ann") == user)
         #expect(try await storage.user(emailNormalized: "ann@example.com")?.uid == "ann")
         #expect(try await storage.session(accessTokenHash: Tokens.hash("a")) == session)
@@ -66,7 +66,7 @@ import Testing
         let folder = Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let store = try Self.openStore(folder)
-        let storage = SQLiteAuthStorage(store: store)
+        let storage = SQLiteAuthStorage(file: store)
         let token = Tokens.generate(.passwordReset)
         let t0 = Timestamp(microseconds: 1_800_000_000_000_000)
         try await storage.insertUser(UserRecord(uid: "u", email: "u@example.com", emailNormalized: "u@example.com",
@@ -85,9 +85,9 @@ import Testing
         // A new process has a new seal: the old message cannot be opened, so it is dropped, never sent garbled.
         let reopened = try Self.openStore(folder)
         defer { reopened.close() }
-        let again = SQLiteAuthStorage(store: reopened)
+        let again = SQLiteAuthStorage(file: reopened)
         #expect(try await again.pendingOutbox(limit: 10).isEmpty)
-        #expect(try await SQLiteAuthStorage(store: reopened).pendingOutbox(limit: 10).isEmpty)
+        #expect(try await SQLiteAuthStorage(file: reopened).pendingOutbox(limit: 10).isEmpty)
     }
 }
 
@@ -101,8 +101,8 @@ extension SQLiteAuthStorageTests {
         defer { store.close() }
         let other = try Self.openStore(folder)
         defer { other.close() }
-        let writer = SQLiteAuthStorage(store: store)
-        let reader = SQLiteAuthStorage(store: other)
+        let writer = SQLiteAuthStorage(file: store)
+        let reader = SQLiteAuthStorage(file: other)
         let t0 = Timestamp(microseconds: 1_800_000_000_000_000)
         let far = Timestamp(microseconds: 1_900_000_000_000_000)
         func session(_ id: String, _ uid: String, refreshExpires: Timestamp = far) -> SessionRecord {

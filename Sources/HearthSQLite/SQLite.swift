@@ -1,21 +1,20 @@
 import CSQLite
 import CSQLiteWAL
-import HearthCore
 
 /// A failure reported by SQLite; never shown to clients (the server logs it and answers `internal`).
-public struct SQLiteError: Error, CustomStringConvertible {
+package struct SQLiteError: Error, CustomStringConvertible {
     /// SQLite's result code.
-    public let code: Int32
+    package let code: Int32
     /// SQLite's message.
-    public let message: String
-    public var description: String { "SQLite error \(code): \(message)" }
+    package let message: String
+    package var description: String { "SQLite error \(code): \(message)" }
 }
 
 let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// One SQLite connection with a cache of prepared statements. Used by one thread at a time.
-public final class SQLiteConnection: @unchecked Sendable {
-    let handle: OpaquePointer
+package final class SQLiteConnection: @unchecked Sendable {
+    package let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
 
     /// Process-wide SQLite settings, applied once before the first connection opens.
@@ -26,7 +25,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// Opens (creating if needed) the database file. With `gathersWALWrites`, the connection's WAL appends
     /// are gathered in memory and written with one call per commit (see `wal_buffer.c`): for the one
     /// connection that writes documents, whose commits would otherwise cost two calls per WAL frame.
-    public init(path: String, readOnly: Bool = false, gathersWALWrites: Bool = false) throws {
+    package init(path: String, readOnly: Bool = false, gathersWALWrites: Bool = false) throws {
         _ = Self.configured
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
@@ -50,7 +49,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// What the connections that gather their WAL appends wrote so far in this process: `write` calls to the
     /// WAL file and bytes.
-    public static var gatheredWALWrites: (writes: Int64, bytes: Int64) {
+    package static var gatheredWALWrites: (writes: Int64, bytes: Int64) {
         var writes: Int64 = 0, bytes: Int64 = 0
         hearth_wal_buffer_statistics(&writes, &bytes)
         return (writes, bytes)
@@ -65,7 +64,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// instructions, the statement being stepped fails with `SQLITE_INTERRUPT`, and so does every later one
     /// until `body` returns. Returns `body`'s value and whether the bound was reached (then the value may
     /// rest on interrupted statements and must not be used).
-    func withInstructionLimit<T>(_ instructions: Int, _ body: () throws -> T) -> (Result<T, any Error>, exceeded: Bool) {
+    package func withInstructionLimit<T>(_ instructions: Int, _ body: () throws -> T) -> (Result<T, any Error>, exceeded: Bool) {
         let left = UnsafeMutablePointer<Int>.allocate(capacity: 1)
         left.initialize(to: instructions / Self.progressInterval)
         defer {
@@ -84,12 +83,12 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// Instructions between two calls of the progress handler that `withInstructionLimit` installs.
     static let progressInterval = 100
 
-    func error(_ rc: Int32) -> SQLiteError {
+    package func error(_ rc: Int32) -> SQLiteError {
         SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
     }
 
     /// Runs one or more statements without results.
-    public func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         var errmsg: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
         if rc != SQLITE_OK {
@@ -104,7 +103,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     static let maxCachedStatements = 512
 
     /// A cached prepared statement for the SQL, reset and with bindings cleared.
-    public func prepare(_ sql: String) throws -> Statement {
+    package func prepare(_ sql: String) throws -> Statement {
         if let s = statements[sql] {
             s.reset()
             return s
@@ -120,13 +119,13 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Rows changed by the last statement.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// The rowid of the last insert.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Reads a single integer (PRAGMA results, counts).
-    public func scalarInt(_ sql: String) throws -> Int64? {
+    package func scalarInt(_ sql: String) throws -> Int64? {
         let s = try prepare(sql)
         defer { s.reset() }
         return try s.step() ? s.int(0) : nil
@@ -134,7 +133,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 }
 
 /// A prepared statement. Bind parameters are 1-based, columns 0-based.
-public final class Statement: @unchecked Sendable {
+package final class Statement: @unchecked Sendable {
     unowned let connection: SQLiteConnection
     let stmt: OpaquePointer
 
@@ -146,24 +145,24 @@ public final class Statement: @unchecked Sendable {
     deinit { sqlite3_finalize(stmt) }
 
     /// Resets the statement and clears its bindings.
-    public func reset() {
+    package func reset() {
         sqlite3_reset(stmt)
         sqlite3_clear_bindings(stmt)
     }
 
     /// Binds a text value, all of its bytes: with a length of -1 SQLite would stop at the first NUL, so that
     /// field names differing after one would share index rows.
-    public func bind(_ index: Int32, _ text: String) {
+    package func bind(_ index: Int32, _ text: String) {
         sqlite3_bind_text(stmt, index, text, Int32(text.utf8.count), SQLITE_TRANSIENT)
     }
 
     /// Binds an integer.
-    public func bind(_ index: Int32, _ value: Int64) {
+    package func bind(_ index: Int32, _ value: Int64) {
         sqlite3_bind_int64(stmt, index, value)
     }
 
     /// Binds a blob (empty blobs bind as zero-length, not NULL).
-    public func bind(_ index: Int32, _ bytes: [UInt8]) {
+    package func bind(_ index: Int32, _ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { raw in
             raw.count == 0 ? sqlite3_bind_zeroblob(stmt, index, 0)
                 : sqlite3_bind_blob(stmt, index, raw.baseAddress, Int32(raw.count), SQLITE_TRANSIENT)
@@ -171,13 +170,13 @@ public final class Statement: @unchecked Sendable {
     }
 
     /// Binds NULL.
-    public func bindNull(_ index: Int32) {
+    package func bindNull(_ index: Int32) {
         sqlite3_bind_null(stmt, index)
     }
 
     /// Steps once: true when a row is available, false when done.
     @discardableResult
-    public func step() throws -> Bool {
+    package func step() throws -> Bool {
         let rc = sqlite3_step(stmt)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
@@ -187,26 +186,26 @@ public final class Statement: @unchecked Sendable {
     }
 
     /// Runs to completion, ignoring rows.
-    public func run() throws {
+    package func run() throws {
         while try step() {}
         reset()
     }
 
     /// An integer column.
-    public func int(_ column: Int32) -> Int64 { sqlite3_column_int64(stmt, column) }
+    package func int(_ column: Int32) -> Int64 { sqlite3_column_int64(stmt, column) }
 
     /// True when the column is NULL.
-    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(stmt, column) == SQLITE_NULL }
+    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(stmt, column) == SQLITE_NULL }
 
     /// A text column.
-    public func text(_ column: Int32) -> String {
+    package func text(_ column: Int32) -> String {
         guard let p = sqlite3_column_text(stmt, column) else { return "" }
         let n = Int(sqlite3_column_bytes(stmt, column))
         return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
     }
 
     /// A blob column, copied out.
-    public func blob(_ column: Int32) -> [UInt8] {
+    package func blob(_ column: Int32) -> [UInt8] {
         let n = Int(sqlite3_column_bytes(stmt, column))
         guard n > 0, let p = sqlite3_column_blob(stmt, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: p, count: n))

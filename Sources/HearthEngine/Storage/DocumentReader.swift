@@ -1,0 +1,32 @@
+import HearthCore
+
+/// The reads the engine makes inside one of the storage's reads (`DocumentStorage.read`).
+public protocol DocumentReader {
+    /// The document at a path, or nil.
+    func document(at path: DocumentPath) throws -> StoredDocument?
+    /// A page of a collection's documents in id order, after `afterID` when given.
+    func documents(in collection: CollectionPath, after afterID: String?, limit: Int) throws -> [StoredDocument]
+    /// The paths of every document below `path`, at any depth.
+    func descendantPaths(of path: DocumentPath) throws -> [DocumentPath]
+    /// The ids of the collections directly under `parent` (the root when nil).
+    func collectionIDs(under parent: DocumentPath?) throws -> [String]
+    /// A query's documents, as stored (projected when the query selects fields).
+    func runQuery(_ query: Query) throws -> [StoredDocument]
+    /// The documents a query returns, whole and decoded (`select` is ignored): what a listener's view holds.
+    func queryDocuments(_ query: Query) throws -> [Document]
+    /// An aggregation's results by alias, and (when `returningDocuments`) the documents it aggregated.
+    func runAggregate(_ aggregate: AggregateQuery, returningDocuments: Bool) throws
+        -> (result: [String: Value], documents: [StoredDocument])
+    /// A page of every document in path order, after `afterPath` when given (export).
+    func allDocuments(after afterPath: String?, limit: Int) throws -> [StoredDocument]
+    /// The progress recorded for an import's input file, if any.
+    func importProgress(source: String) throws -> ImportProgress?
+    /// The oldest sequence number the change log still holds, or nil when it is empty.
+    func oldestRetainedSequence() throws -> Int64?
+    /// The logged changes with `after < sequence <= through`, in order.
+    func changes(after: Int64, through: Int64) throws -> [ChangeRecord]
+    /// The last logged change to a document at or before a sequence number, if the log still holds one.
+    func lastChange(to path: DocumentPath, atOrBefore sequence: Int64) throws -> ChangeRecord?
+    /// The logged change with this sequence number, if the log still holds it.
+    func change(atSequence sequence: Int64) throws -> ChangeRecord?
+}

@@ -1,0 +1,21 @@
+import HearthCore
+
+/// What a write job may do inside the writer's transaction (`DocumentStorage.write`).
+public protocol DocumentWriter {
+    /// Reads inside the writer's transaction: they see this transaction's earlier writes.
+    var reader: any DocumentReader { get }
+    /// A commit time later than every earlier one, close to the wall clock.
+    func nextCommitTime() -> Timestamp
+    /// The decoded document at `path` as this transaction sees it, for a rule's `get()` or `exists()`.
+    func ruleLookup(_ path: DocumentPath) throws -> Document?
+    /// Stores a document whose fields the caller holds, with `previous` the fields stored before (nil when
+    /// the document did not exist), so that only the index entries that differ change.
+    func put(_ document: StoredDocument, fields: [String: Value], previous: [String: Value]?, commitTime: Timestamp) throws
+    /// Deletes a document whose stored fields the caller holds (nil: known missing); returns whether it existed.
+    @discardableResult
+    func delete(_ path: DocumentPath, previous: [String: Value]?, commitTime: Timestamp) throws -> Bool
+    /// Records an import's progress, in the transaction of the batch it accounts for.
+    func record(_ progress: ImportProgress) throws
+    /// Forgets the progress recorded for an import's input file.
+    func forgetImport(source: String) throws
+}

@@ -1,0 +1,33 @@
+import HearthAuth
+import HearthCore
+import HearthStore
+import Logging
+
+/// A data folder's storage, opened: its documents and its accounts, over one file and one writer. The one
+/// place that picks a concrete backend (today SQLite's), so the server only ever sees the protocols.
+package struct StorageBackend: Sendable {
+    /// The documents.
+    package let documents: any DocumentStorage
+    /// Accounts, sessions, one-time tokens and the outbox.
+    package let accounts: any AuthStorage
+
+    /// Opens (creating and migrating as needed) the storage a configuration describes.
+    package static func open(_ configuration: StorageConfiguration, logger: Logger) throws -> StorageBackend {
+        let store = try Store(configuration: Store.Configuration(configuration), logger: logger)
+        return StorageBackend(documents: SQLiteDocumentStorage(store), accounts: SQLiteAuthStorage(file: store, logger: logger))
+    }
+}
+
+extension Store.Configuration {
+    /// The SQLite store's settings for a storage configuration, its own tuning left at the defaults.
+    package init(_ configuration: StorageConfiguration) {
+        self.init(dataDirectory: configuration.dataDirectory)
+        synchronous = configuration.synchronous == .full ? .full : .normal
+        changeLogRetention = max(1, configuration.changeLogRetention)
+        if let readers = configuration.readers { self.readers = readers }
+        compositeIndexes = configuration.compositeIndexes
+        fieldOverrides = configuration.fieldOverrides
+        usesServedIndexDefinitions = configuration.usesServedIndexDefinitions
+        dataFolderOwner = configuration.dataFolderOwner
+    }
+}
