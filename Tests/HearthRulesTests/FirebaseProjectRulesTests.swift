@@ -37,19 +37,21 @@ import Testing
         var testDescription: String { name }
     }
 
-    static let service = """
+    static func service(_ condition: String) -> String {
+        """
         service cloud.firestore {
           match /databases/{database}/documents {
             function isAdmin() { return request.auth.token.admin == true; }
             match /t/{id} {
-              allow get: if CONDITION;
+              allow get: if \(condition);
             }
           }
         }
         """
+    }
 
     static func file(before: String = "", condition: String, after: String = "") -> String {
-        "rules_version = '2';\n" + before + "\n" + service.replacingOccurrences(of: "CONDITION", with: condition) + "\n" + after
+        "rules_version = '2';\n" + before + "\n" + service(condition) + "\n" + after
     }
 
     static let placements: [Placement] = [
@@ -65,14 +67,19 @@ import Testing
         Placement(name: "declared after the service block, another user", source: file(
             condition: "isOwner()", after: "function isOwner() { return request.auth.uid == resource.data.owner; }"),
             uid: "bob", claims: [:], expected: .deny),
-        Placement(name: "before the rules_version line is not required", source: "function yes() { return true; }\n"
-            + service.replacingOccurrences(of: "CONDITION", with: "yes()"), uid: nil, claims: [:], expected: .allow),
+        Placement(name: "declared before the service block of a file without rules_version", source: "function yes() { return true; }\n" + service("yes()"), uid: nil, claims: [:], expected: .allow),
         Placement(name: "a top-level function reads the allow's wildcards", source: file(
-            before: "function ownDoc() { return exists(/databases/$(database)/documents/t/$(id)); }", condition: "ownDoc()"),
+            before: "function here() { return database == '(default)' && id == 'doc1'; }", condition: "here()"),
             uid: "alice", claims: [:], expected: .allow),
-        Placement(name: "a top-level function calls the service block's", source: file(
-            before: "function staff() { return isAdmin() || request.auth.token.staff == true; }", condition: "staff()"),
-            uid: "bob", claims: ["admin": .bool(true)], expected: .allow),
+        Placement(name: "a top-level function calls the service block's", source: """
+            function staff() { return isAdmin() || request.auth.token.staff == true; }
+            service cloud.firestore {
+              function isAdmin() { return request.auth.token.admin == true; }
+              match /databases/{database}/documents {
+                match /t/{id} { allow get: if staff(); }
+              }
+            }
+            """, uid: "bob", claims: ["admin": .bool(true)], expected: .allow),
         Placement(name: "the service block's function calls a top-level one", source: """
             service cloud.firestore {
               function viaTop() { return top(); }
