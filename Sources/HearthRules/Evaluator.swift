@@ -616,7 +616,8 @@ final class Evaluator {
         var frame = Frame(functions: f.scope)
         frame.base = locals.count
         frame.count = f.parameters.count + f.bindings.count
-        defer { locals.removeLast(locals.count - frame.base) }
+        // Only a call that added locals touches the array: removing none could still copy the empty one.
+        defer { if locals.count > frame.base { locals.removeSubrange(frame.base...) } }
         // An unknown argument stands for a value that fails for some documents, and with it the whole call:
         // the result is then unknown too, whatever the body makes of it. A `let` is evaluated where it is read,
         // as if written there, so an unknown one carries through the operators like any other expression.
