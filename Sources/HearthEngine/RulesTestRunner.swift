@@ -106,9 +106,14 @@ public struct RulesTestRunner: Sendable {
         database.rules.dev = true
         do {
             if !fixtures.isEmpty {
-                var writes: [Write] = []
-                for (path, data) in fixtures { writes.append(try Write(kind: "set", path: path, data: data)) }
-                _ = try await database.commit(CommitRequest(writes: writes), as: .admin)
+                // `$timestampRelative` in a fixture counts from the moment the fixtures are stored, just before the case.
+                _ = try await database.commit(transaction: nil, as: .admin) { commitTime in
+                    var writes: [Write] = []
+                    for (path, data) in fixtures {
+                        writes.append(try Write(kind: "set", path: path, data: Self.resolveRelativeTimestamps(data, commitTime)))
+                    }
+                    return writes
+                }
             }
         } catch {
             return result("error", "fixtures do not load: \(error)")

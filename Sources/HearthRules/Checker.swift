@@ -16,7 +16,23 @@ struct Checker {
         diagnostics.append(source.diagnostic(message, at: offset))
     }
 
+    /// A function in scope: its arity and its declaration's offset, which names it in the call graph.
+    struct Declared {
+        let arity: Int
+        let start: Int
+    }
+
+    /// The calls between functions, by declaration offset: the callee and where the call is written.
+    private var calls: [Int: [(callee: Int, at: Int)]] = [:]
+    /// Each function's name, by declaration offset.
+    private var names: [Int: String] = [:]
+    /// The function whose body is being checked, if any.
+    private var caller: Int?
+
     mutating func check(_ file: RulesFile) {
+        let topLevel = file.functions.map(Statement.function)
+        let topStarts = Set(file.functions.map(\.start))
+        var topLevelChecked = false
         for service in file.services {
             if service.name != "cloud.firestore" {
                 error("unsupported service '\(service.name)'; Hearth serves 'cloud.firestore'", at: service.start)
@@ -24,20 +40,39 @@ struct Checker {
             for case .allow(let a) in service.body {
                 error("'allow' must be inside a match block", at: a.start)
             }
-            checkBlock(service.body, visible: [:])
+            // The file's top-level functions and the service block's are one scope, as in Firestore.
+            let body = topLevelChecked ? service.body : topLevel + service.body
+            checkBlock(body, visible: [:], topLevel: topLevelChecked ? [] : topStarts)
+            topLevelChecked = true
         }
+        if !topLevelChecked { checkBlock(topLevel, visible: [:], topLevel: topStarts) }
+        checkRecursion()
     }
 
-    /// `visible` maps each function name in scope to its arity.
-    private mutating func checkBlock(_ body: [Statement], visible: [String: Int]) {
+    /// `visible` maps each function name in scope; `topLevel` holds the offsets of the file's top-level
+    /// functions among `body`'s, for the message when one clashes with a function of the service block.
+    private mutating func checkBlock(_ body: [Statement], visible: [String: Declared], topLevel: Set<Int> = []) {
         var scope = visible
         var seen: [String: Int] = [:]
-        for case .function(let f) in body {
-            if seen[f.name] != nil {
-                error("function '\(f.name)' is already declared in this block", at: f.start)
+        var functions: [FunctionDecl] = []
+        for case .function(let f) in body { functions.append(f) }
+        functions.sort { $0.start < $1.start }
+        for f in functions {
+            names[f.start] = f.name
+            if let earlier = seen[f.name] {
+                switch (topLevel.contains(earlier), topLevel.contains(f.start)) {
+                case (false, false):
+                    error("function '\(f.name)' is already declared in this block", at: f.start)
+                case (true, true):
+                    error("function '\(f.name)' is already declared at the top level of the file", at: f.start)
+                default:
+                    let line = source.location(at: earlier).line
+                    error("function '\(f.name)' is already declared on line \(line); the functions at the top level of the file and those of the service block share one scope", at: f.start)
+                }
+                continue
             }
-            seen[f.name] = f.parameters.count
-            scope[f.name] = f.parameters.count
+            seen[f.name] = f.start
+            scope[f.name] = Declared(arity: f.parameters.count, start: f.start)
         }
         for statement in body {
             switch statement {
@@ -50,6 +85,47 @@ struct Checker {
             case .match(let m):
                 checkPattern(m)
                 checkBlock(m.body, visible: scope)
+            }
+        }
+    }
+
+    /// Firestore's functions may call other functions but may not recurse: each cycle of calls is reported
+    /// once, at the call that starts it in its first-declared function.
+    private mutating func checkRecursion() {
+        var reported = Set<Int>()
+        for f in calls.keys.sorted() where !reported.contains(f) {
+            // Breadth-first from f's calls back to f, remembering how each function was reached.
+            var reachedFrom: [Int: (from: Int, at: Int)] = [:]
+            var queue = [f]
+            var head = 0
+            var found = false
+            while head < queue.count, !found {
+                let current = queue[head]
+                head += 1
+                for edge in calls[current] ?? [] where reachedFrom[edge.callee] == nil {
+                    reachedFrom[edge.callee] = (current, edge.at)
+                    if edge.callee == f { found = true; break }
+                    queue.append(edge.callee)
+                }
+            }
+            guard found else { continue }
+            var chain = [f]
+            var step = reachedFrom[f]!.from
+            while step != f {
+                chain.append(step)
+                step = reachedFrom[step]!.from
+            }
+            chain.append(f)
+            chain.reverse()
+            reported.formUnion(chain)
+            // Where f makes the first call of the cycle.
+            let at = reachedFrom[chain[1]]!.at
+            let name = names[f] ?? "?"
+            if chain.count == 2 {
+                error("function '\(name)' calls itself; functions may not recurse", at: at)
+            } else {
+                let through = chain.map { names[$0] ?? "?" }.joined(separator: " -> ")
+                error("function '\(name)' calls itself through other functions (\(through)); functions may not recurse", at: at)
             }
         }
     }
@@ -74,7 +150,9 @@ struct Checker {
         }
     }
 
-    private mutating func checkFunction(_ f: FunctionDecl, _ scope: [String: Int]) {
+    private mutating func checkFunction(_ f: FunctionDecl, _ scope: [String: Declared]) {
+        caller = f.start
+        defer { caller = nil }
         if f.parameters.count > RulesLimits.maxFunctionParameters {
             error("function '\(f.name)' has more than \(RulesLimits.maxFunctionParameters) parameters", at: f.start)
         }
@@ -88,7 +166,7 @@ struct Checker {
         for statement in f.body {
             switch statement {
             case .binding(let name, let value, let start):
-                if returned { error("'let' after 'return' in function '\(f.name)'", at: start) }
+                if returned, !f.hadParseErrors { error("'let' after 'return' in function '\(f.name)'", at: start) }
                 lets += 1
                 if lets == RulesLimits.maxLetBindings + 1 {
                     error("function '\(f.name)' has more than \(RulesLimits.maxLetBindings) let bindings", at: start)
@@ -96,7 +174,7 @@ struct Checker {
                 checkExpr(value, scope, locals: locals)
                 locals.append(name)
             case .result(let e, let start):
-                if returned { error("function '\(f.name)' has more than one 'return'", at: start) }
+                if returned, !f.hadParseErrors { error("function '\(f.name)' has more than one 'return'", at: start) }
                 returned = true
                 checkExpr(e, scope, locals: locals)
             }
@@ -105,7 +183,7 @@ struct Checker {
     }
 
     /// Checks calls inside an expression. Recursion is bounded by the parser's depth limit.
-    private mutating func checkExpr(_ e: Expr, _ scope: [String: Int], locals: [String]) {
+    private mutating func checkExpr(_ e: Expr, _ scope: [String: Declared], locals: [String]) {
         switch e.kind {
         case .null, .bool, .int, .float, .string, .bytes, .identifier, .invalid: break
         case .list(let items): for i in items { checkExpr(i, scope, locals: locals) }
@@ -126,7 +204,9 @@ struct Checker {
             for a in args { checkExpr(a, scope, locals: locals) }
             switch callee.kind {
             case .identifier(let name):
-                if let n = scope[name] {
+                if let declared = scope[name] {
+                    let n = declared.arity
+                    if let caller { calls[caller, default: []].append((declared.start, callee.start)) }
                     if n != args.count {
                         error("function '\(name)' takes \(n) argument\(n == 1 ? "" : "s"), but \(args.count) \(args.count == 1 ? "is" : "are") given", at: callee.start)
                     }

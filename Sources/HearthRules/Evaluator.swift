@@ -52,16 +52,25 @@ final class AccessState {
     }
 }
 
-/// Where evaluation is: the local variables in scope (a function's parameters and `let`s) and the functions
-/// visible from here. The wildcards, `request` and `resource` are the evaluator's, seen from every frame.
+/// Where evaluation is: the local variables in scope (a function's parameters and `let`s, kept in the
+/// evaluator's `locals` from `base` for `count` entries) and the functions visible from here. The wildcards,
+/// `request` and `resource` are the evaluator's, seen from every frame.
 struct Frame {
-    var variables: [(name: String, value: RulesValue)]
     var functions: FunctionScope
+    var base = 0
+    var count = 0
 
     init(functions: FunctionScope) {
-        variables = []
         self.functions = functions
     }
+}
+
+/// A local variable: a parameter's value, or a `let` evaluated when first read (as Firestore does, so that a
+/// binding that fails matters only where the result depends on it), then remembered.
+enum Local {
+    case value(RulesValue)
+    case pending(Expr)
+    case failed(EvalError)
 }
 
 /// Evaluates conditions for one request. Not shared across threads: every request makes its own.
@@ -88,6 +97,9 @@ final class Evaluator {
     var callDepth = 0
     var regexBudget = RulesLimits.maxRegexSteps
     var regexCache: [String: Regex] = [:]
+    /// The locals of every call in progress, innermost last: one array for the whole request, so that a call
+    /// adds its parameters and bindings without allocating.
+    private var locals: [(name: String, slot: Local)] = []
 
     init(program: RulesProgram, request: RulesRequest, lookup: any RulesDocumentLookup, access: AccessState?) {
         self.program = program
@@ -107,9 +119,44 @@ final class Evaluator {
         return readDocuments ? accessState.documents : []
     }
 
-    /// The value of a variable: a local of `frame`, else a wildcard, else `request` or `resource`.
-    func variable(_ name: String, _ frame: Frame) -> RulesValue? {
-        for v in frame.variables.reversed() where v.name == name { return v.value }
+    /// The value of a variable: a local of `frame`, else a wildcard, else `request` or `resource`. Reading a
+    /// `let` for the first time evaluates it, and throws if it fails.
+    func variable(_ name: String, _ frame: Frame) throws(EvalError) -> RulesValue? {
+        var i = frame.base + frame.count
+        while i > frame.base {
+            i -= 1
+            guard locals[i].name == name else { continue }
+            let slot = locals[i].slot
+            switch slot {
+            case .value(let v): return v
+            case .failed(let error): throw error
+            case .pending(let e):
+                // A binding sees the parameters and the bindings before it.
+                var inner = frame
+                inner.count = i - frame.base
+                do {
+                    let v = try evalLazily(e, inner)
+                    locals[i].slot = .value(v)
+                    return v
+                } catch {
+                    if !error.fatal { locals[i].slot = .failed(error) }
+                    throw error
+                }
+            }
+        }
+        return global(name)
+    }
+
+    /// Whether `name` names a variable in `frame` (a local, a wildcard, `request` or `resource`), without
+    /// evaluating it.
+    func isVariable(_ name: String, _ frame: Frame) -> Bool {
+        for i in frame.base..<(frame.base + frame.count) where locals[i].name == name { return true }
+        for v in bindings where v.name == name { return true }
+        return name == "request" || name == "resource"
+    }
+
+    /// A wildcard, `request` or `resource`.
+    private func global(_ name: String) -> RulesValue? {
         for v in bindings.reversed() where v.name == name { return v.value }
         switch name {
         case "request":
@@ -152,7 +199,7 @@ final class Evaluator {
         case .bytes(let b): return .bytes(b)
         case .invalid: throw EvalError("invalid expression")
         case .identifier(let name):
-            if let v = variable(name, frame) { return v }
+            if let v = try variable(name, frame) { return v }
             throw EvalError("unknown variable '\(name)'")
         case .list(let items):
             // An unknown element makes the whole list unknown: for some documents that element fails, and
@@ -542,7 +589,7 @@ final class Evaluator {
             for a in argExprs { args.append(try eval(a, frame)) }
             return try callGlobal(name, args)
         case .member(let receiver, let method):
-            if case .identifier(let ns) = receiver.kind, Builtins.namespaces[ns] != nil, variable(ns, frame) == nil {
+            if case .identifier(let ns) = receiver.kind, Builtins.namespaces[ns] != nil, !isVariable(ns, frame) {
                 var args: [RulesValue] = []
                 for a in argExprs { args.append(try eval(a, frame)) }
                 return try callNamespace(ns, method, args)
@@ -567,18 +614,16 @@ final class Evaluator {
         callDepth += 1
         defer { callDepth -= 1 }
         var frame = Frame(functions: f.scope)
-        if !f.parameters.isEmpty || !f.bindings.isEmpty {
-            frame.variables.reserveCapacity(f.parameters.count + f.bindings.count)
-        }
-        // An unknown argument or `let` stands for a value that fails for some documents, and with it the whole
-        // call: the result is then unknown too, whatever the body makes of it.
-        var unknown = args.contains(where: \.isUnknown)
-        for (p, v) in zip(f.parameters, args) { frame.variables.append((p, v)) }
-        for binding in f.bindings {
-            let v = try evalLazily(binding.value, frame)
-            if v.isUnknown { unknown = true }
-            frame.variables.append((binding.name, v))
-        }
+        frame.base = locals.count
+        frame.count = f.parameters.count + f.bindings.count
+        // Only a call that added locals touches the array: removing none could still copy the empty one.
+        defer { if locals.count > frame.base { locals.removeSubrange(frame.base...) } }
+        // An unknown argument stands for a value that fails for some documents, and with it the whole call:
+        // the result is then unknown too, whatever the body makes of it. A `let` is evaluated where it is read,
+        // as if written there, so an unknown one carries through the operators like any other expression.
+        let unknown = args.contains(where: \.isUnknown)
+        for (p, v) in zip(f.parameters, args) { locals.append((p, .value(v))) }
+        for binding in f.bindings { locals.append((binding.name, .pending(binding.value))) }
         let result = try evalLazily(f.result, frame)
         return unknown ? .unknown : result
     }

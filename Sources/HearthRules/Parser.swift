@@ -49,11 +49,18 @@ struct Parser {
                     if current.start == statementStart { advance() }
                     skipStray()
                 }
+            } else if current.isIdentifier("function") {
+                // Firestore accepts functions at the top level of the file, before or after the service block.
+                let statementStart = current.start
+                do throws(ParseAbort) { file.functions.append(try parseFunction()) } catch {
+                    recover(from: statementStart)
+                    skipStray()
+                }
             } else {
                 if case .invalid(let message) = current.kind {
                     error(message, at: current.start)
                 } else {
-                    error("expected 'service' at the top level, found \(describe(current))", at: current.start)
+                    error("expected 'service' or 'function' at the top level, found \(describe(current))", at: current.start)
                 }
                 advance()
                 synchronize()
@@ -579,7 +586,7 @@ struct Parser {
     /// After a failed top-level statement: drop a stray ';' or '}' so the loop makes progress.
     private mutating func skipStray() {
         if current.isSymbol(";") || current.isSymbol("}") { advance() }
-        while !atEnd, !current.isIdentifier("service") {
+        while !atEnd, !current.isIdentifier("service"), !current.isIdentifier("function") {
             if startsStatement(current) {
                 // A statement outside any service: report once and skip it.
                 error("'\(describeBare(current))' must be inside a service block", at: current.start)

@@ -4,6 +4,9 @@ struct RulesFile: Sendable {
     var version: Int = 1
     /// True when the file says `rules_version = ...;`.
     var versionDeclared = false
+    /// Functions declared at the top level of the file, before or after the `service` block. They share one
+    /// scope with the functions declared directly in the service block.
+    var functions: [FunctionDecl] = []
     /// The `service` blocks.
     var services: [ServiceDecl] = []
 }

@@ -111,8 +111,11 @@ public final class RulesProgram: Sendable {
         }
         var builder = Builder(source: text)
         var roots: [Match] = []
+        // The file's top-level functions join the (one) service block's, as the checker scoped them.
+        var topLevel = file.functions.map(Statement.function)
         for service in file.services {
-            roots += builder.buildBlock(service.body, parentScope: FunctionScope())
+            roots += builder.buildBlock(topLevel + service.body, parentScope: FunctionScope())
+            topLevel = []
         }
         return RulesProgram(version: file.version, roots: roots, functions: builder.functions, file: file, source: text)
     }

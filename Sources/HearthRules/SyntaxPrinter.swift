@@ -4,6 +4,7 @@ enum SyntaxPrinter {
     static func print(_ file: RulesFile) -> String {
         var out: [String] = []
         out.append("rules_version \(file.version)\(file.versionDeclared ? "" : " (default)")")
+        block(file.functions.map(Statement.function), 0, &out)
         for service in file.services {
             out.append("service \(service.name)")
             block(service.body, 1, &out)

@@ -195,26 +195,34 @@ import Testing
         #expect(!decisions[2].isAllowed)
     }
 
+    /// Functions `c1` ... `c25`, each returning `prefix` and a call of the next, `c25` true: functions may not
+    /// recurse, so depth comes from a chain.
+    static func chain(_ prefix: String = "") -> String {
+        (1..<25).map { "function c\($0)() { return \(prefix)c\($0 + 1)(); }" }
+            .joined(separator: "\n") + "\nfunction c25() { return true; }"
+    }
+
     @Test func functionCallDepthIsLimited() throws {
         let program = try compile(rules("""
-            function down(n) { return n <= 0 ? true : down(n - 1); }
-            match /t/{id} { allow get: if down(int(id)); }
+            \(Self.chain())
+            match /t/{id} { allow get: if id == 'shallow' ? c21() : c1(); }
         """))
-        #expect(program.evaluate(RulesRequest(method: .get, path: docPath("t/5"), time: testTime), lookup: FixtureLookup()) == .allow)
-        guard case .deny(let denial) = program.evaluate(RulesRequest(method: .get, path: docPath("t/50"), time: testTime),
+        #expect(program.evaluate(RulesRequest(method: .get, path: docPath("t/shallow"), time: testTime), lookup: FixtureLookup()) == .allow)
+        guard case .deny(let denial) = program.evaluate(RulesRequest(method: .get, path: docPath("t/deep"), time: testTime),
                                                         lookup: FixtureLookup()) else {
-            Issue.record("deep recursion allowed"); return
+            Issue.record("deep calls allowed"); return
         }
         #expect(denial.reason.contains("nested more than 20 deep"))
     }
 
     /// Deep evaluation (a dozen calls, each nearly as deep as the parser accepts) runs on an ordinary
-    /// thread stack; the 1,000-expression budget bounds the recursion of any evaluation.
+    /// thread stack; the 1,000-expression budget bounds the recursion of any evaluation. Each call also spends
+    /// budget beside its nesting (the list), so that the budget ends a long chain before a debug build's stack.
     @Test func deepestEvaluationFitsTheStack() throws {
         let nots = String(repeating: "!", count: 58)
         let program = try compile(rules("""
-            function f(n) { return n <= 0 ? true : \(nots)f(n - 1); }
-            match /t/{id} { allow get: if f(int(id)); }
+            \(Self.chain("[1, 2, 3, 4, 5].size() > 0 && " + nots))
+            match /t/{id} { allow get: if id == '12' ? c14() : c1(); }
         """))
         #expect(program.evaluate(RulesRequest(method: .get, path: docPath("t/12"), time: testTime), lookup: FixtureLookup()) == .allow)
         #expect(!program.evaluate(RulesRequest(method: .get, path: docPath("t/25"), time: testTime), lookup: FixtureLookup()).isAllowed)
