@@ -25,6 +25,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.25.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-protobuf.git", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
@@ -65,6 +68,12 @@ let package = Package(
             .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: swiftSettings),
+        // Firestore's v1 API as generated code; `protos/generate.sh` regenerates it from `protos/`.
+        .target(name: "HearthFirestoreProtos", dependencies: [
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+        ], swiftSettings: swiftSettings),
         .target(name: "HearthTesting", dependencies: [
             "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer",
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -101,6 +110,11 @@ let package = Package(
         // The store opens the file the accounts' SQLite storage runs on.
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthCore", "HearthStore", "HearthAuth", "HearthTesting"],
                     swiftSettings: swiftSettings),
+        .testTarget(name: "HearthFirestoreProtosTests", dependencies: [
+            "HearthFirestoreProtos",
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+        ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthEngineTests", dependencies: [
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthTesting",
             .product(name: "Logging", package: "swift-log"),
