@@ -31,6 +31,10 @@ struct CompositeIndexDifferentialTests {
 
     @Test(arguments: QueryDifferentialTests.seeds.prefix(4))
     func compositeIndexedEqualsReference(seed: UInt64) async throws {
+        try await HeavyWork.run { try await checkCompositeIndexedEqualsReference(seed: seed) }
+    }
+
+    private func checkCompositeIndexedEqualsReference(seed: UInt64) async throws {
         let differential = QueryDifferentialTests()
         // Half the indexes exist while the data is written; the other half are built when the store reopens.
         try await differential.withReopenedDataset(seed: seed, writing: {

@@ -250,6 +250,10 @@ import HearthTesting
     /// answers as the reference evaluator does, or is refused and does need an exempted field's entries.
     @Test(arguments: QueryDifferentialTests.seeds.prefix(3))
     func answersEqualTheReferenceOrAreRefusedForAReason(seed: UInt64) async throws {
+        try await HeavyWork.run { try await checkAnswersEqualTheReferenceOrAreRefusedForAReason(seed: seed) }
+    }
+
+    private func checkAnswersEqualTheReferenceOrAreRefusedForAReason(seed: UInt64) async throws {
         let differential = QueryDifferentialTests()
         try await differential.withReopenedDataset(seed: seed, reading: {
             $0.compositeIndexes = CompositeIndexDifferentialTests.indexes

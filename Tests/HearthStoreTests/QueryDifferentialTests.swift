@@ -30,6 +30,10 @@ struct QueryDifferentialTests {
 
     @Test(arguments: seeds)
     func indexedEqualsReference(seed: UInt64) async throws {
+        try await HeavyWork.run { try await checkIndexedEqualsReference(seed: seed) }
+    }
+
+    private func checkIndexedEqualsReference(seed: UInt64) async throws {
         let directory = NSTemporaryDirectory() + "hearth-diff-" + makeAutoID()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try Store(configuration: .init(dataDirectory: directory))
