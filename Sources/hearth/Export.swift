@@ -13,19 +13,8 @@ struct Export: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write to this file instead of standard output.") var output: String?
 
     func run() async throws {
-        let folder = data ?? ProcessInfo.processInfo.environment["HEARTH_DATA"] ?? "./hearth-data"
-        guard FileManager.default.fileExists(atPath: Store.Configuration(dataDirectory: folder).databasePath) else {
-            throw ValidationError("no database in \(folder)")
-        }
-        let handle: FileHandle
-        if let output {
-            guard FileManager.default.createFile(atPath: output, contents: nil), let h = FileHandle(forWritingAtPath: output) else {
-                throw ValidationError("cannot write \(output)")
-            }
-            handle = h
-        } else {
-            handle = FileHandle.standardOutput
-        }
+        let folder = try DataFolder.existing(data)
+        let handle = try DataFolder.exportHandle(output)
         let storage = try Fixtures.open(folder)
         defer { storage.documents.close() }
         let database = Database(storage: storage.documents)

@@ -28,7 +28,7 @@ struct Fixtures: AsyncParsableCommand {
 
         func run() async throws {
             let fixture = try Fixtures.parse(file)
-            let folder = data ?? ProcessInfo.processInfo.environment["HEARTH_DATA"] ?? "./hearth-data"
+            let folder = DataFolder.path(data)
             let report: FixtureLoader.Report
             switch try DataFolderAccess.open(folder, tool: "hearth fixtures load") {
             case .server(let server):
@@ -55,21 +55,14 @@ struct Fixtures: AsyncParsableCommand {
         @Option(name: .shortAndLong, help: "Write to this file instead of standard output.") var output: String?
 
         func run() async throws {
-            let folder = data ?? ProcessInfo.processInfo.environment["HEARTH_DATA"] ?? "./hearth-data"
-            guard FileManager.default.fileExists(atPath: Store.Configuration(dataDirectory: folder).databasePath) else {
-                throw ValidationError("no database in \(folder)")
-            }
+            let folder = try DataFolder.existing(data)
             let storage = try Fixtures.open(folder)
             defer { storage.documents.close() }
             let database = Database(storage: storage.documents)
             let text = try await FixtureLoader(database: database).export().text
-            if let output {
-                guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else {
-                    throw ValidationError("cannot write \(output)")
-                }
-            } else {
-                FileHandle.standardOutput.write(Data(text.utf8))
-            }
+            let handle = try DataFolder.exportHandle(output)
+            try handle.write(contentsOf: Data(text.utf8))
+            if output != nil { try handle.close() }
         }
     }
 
@@ -90,8 +83,7 @@ struct Fixtures: AsyncParsableCommand {
 
     /// The folder's database for reading, beside a server if one runs (SQLite lets readers share the file).
     static func open(_ data: String?) throws -> StorageBackend {
-        let folder = data ?? ProcessInfo.processInfo.environment["HEARTH_DATA"] ?? "./hearth-data"
-        var configuration = StorageConfiguration(dataDirectory: folder)
+        var configuration = StorageConfiguration(dataDirectory: DataFolder.path(data))
         // The indexes the folder is served with: opening rebuilds and drops nothing the server reads.
         configuration.usesServedIndexDefinitions = true
         return try StorageBackend.open(configuration, logger: Logger(label: "hearth.fixtures") { _ in SwiftLogNoOpLogHandler() })

@@ -32,7 +32,7 @@ struct Import: AsyncParsableCommand {
     @Option(help: .hidden) var raiseAfterBatches: String?
 
     func run() async throws {
-        let folder = data ?? ProcessInfo.processInfo.environment["HEARTH_DATA"] ?? "./hearth-data"
+        let folder = DataFolder.path(data)
         var limits = DocumentImport.Limits()
         if let batch {
             guard batch >= 1 else { throw ValidationError("--batch must be at least 1, got \(batch)") }

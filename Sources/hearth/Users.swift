@@ -22,7 +22,7 @@ struct Users: AsyncParsableCommand {
     struct Folder: ParsableArguments {
         @Option(help: "Data folder (default $HEARTH_DATA or ./hearth-data).") var data: String?
 
-        var path: String { data ?? ProcessInfo.processInfo.environment["HEARTH_DATA"] ?? "./hearth-data" }
+        var path: String { DataFolder.path(data) }
 
         /// Runs `server` against the server that holds the folder, or, with none running, `file` with an
         /// account service over the folder's store, closing the store afterwards.
