@@ -34,8 +34,12 @@ import Testing
             var fence: (info: String, line: Int)?
             for (n, line) in lines.enumerated() where line.trimmingCharacters(in: .whitespaces).hasPrefix("```") {
                 if let open = fence {
-                    let body = lines[(open.line + 1)..<n].joined(separator: "\n")
-                    if open.info.hasPrefix("sh"), body.contains("curl "), !open.info.contains("example") {
+                    // A request is a command that starts with curl (not a package named curl in an install line).
+                    let requests = lines[(open.line + 1)..<n].contains { line in
+                        let command = line.trimmingCharacters(in: .whitespaces)
+                        return command.hasPrefix("curl ") || command.contains("$(curl ")
+                    }
+                    if open.info.hasPrefix("sh"), requests, !open.info.contains("example") {
                         Issue.record("\(file):\(open.line + 1): a block with curl requests is not marked `sh example`")
                     }
                     fence = nil
