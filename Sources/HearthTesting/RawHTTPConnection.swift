@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 import HTTPTypes
 
 /// A plain TCP connection to a loopback server, for tests that need exact bytes on the wire: several
@@ -56,6 +57,17 @@ public final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// Closes the sending half of the connection (the server reads its end), leaving the reading half open.
+    /// Sends `bytes` `piece` bytes at a time, pausing before each piece, from a thread of its own: the pauses are
+    /// the ones asked for even while other tests keep Swift concurrency's few threads busy.
+    public func trickle(_ bytes: [UInt8], piece: Int, every pause: Duration) async throws {
+        try await Self.onOwnThread { [self] in
+            for start in stride(from: 0, to: bytes.count, by: piece) {
+                Thread.sleep(forTimeInterval: pause.inSeconds)
+                try sendNow(Array(bytes[start..<min(start + piece, bytes.count)]))
+            }
+        }
+    }
+
     public func finishSending() {
         shutdown(fd, Int32(SHUT_WR))
     }

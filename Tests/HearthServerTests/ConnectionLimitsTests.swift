@@ -189,11 +189,7 @@ import Testing
         try await raw.send(Self.request("PUT", "/v1/docs/c/trickle", headers: [
             "Content-Type: application/json", "Content-Length: \(body.utf8.count)",
         ])("Authorization: Bearer \(server.adminKey)\r\n"))
-        let bytes = Array(body.utf8)
-        for start in stride(from: 0, to: bytes.count, by: 5) {
-            try await Task.sleep(for: .milliseconds(150))
-            try await raw.send(bytes: Array(bytes[start..<min(start + 5, bytes.count)]))
-        }
+        try await raw.trickle(Array(body.utf8), piece: 5, every: .milliseconds(150))
         let response = try await raw.readResponse()
         #expect(response.status == 200, "\(response.text)")
         #expect(response.json?["data"]?["text"] == .string("one piece after another"))
