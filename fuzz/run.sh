@@ -20,10 +20,10 @@ else
 fi
 FLAGS="-O -sanitize=fuzzer -parse-as-library"
 swiftc $FLAGS -wmo -module-name HearthCore -emit-module -emit-library -static \
-  Sources/HearthCore/*.swift Sources/HearthCore/Query/*.swift -emit-module-path "$OUT/HearthCore.swiftmodule" \
+  $(find Sources/HearthCore -name '*.swift') -emit-module-path "$OUT/HearthCore.swiftmodule" \
   -o "$OUT/libHearthCore.a"
 swiftc $FLAGS -wmo -module-name HearthRules -emit-module -emit-library -static -I "$OUT" \
-  Sources/HearthRules/*.swift -emit-module-path "$OUT/HearthRules.swiftmodule" -o "$OUT/libHearthRules.a"
+  $(find Sources/HearthRules -name '*.swift') -emit-module-path "$OUT/HearthRules.swiftmodule" -o "$OUT/libHearthRules.a"
 swiftc $FLAGS -I "$OUT" -L "$OUT" -lHearthRules -lHearthCore fuzz/RulesFuzz.swift -o "$OUT/fuzz-rules"
 swiftc $FLAGS -I "$OUT" -L "$OUT" -lHearthCore fuzz/JSONFuzz.swift -o "$OUT/fuzz-json"
 
