@@ -102,7 +102,12 @@ struct DocumentAPI: Sendable {
     func documentCall(_ method: HTTPRequest.Method, _ raw: Substring, _ uri: URI, _ headers: HTTPFields,
                       _ body: JSON?) throws(HearthError) -> Call {
         guard !raw.isEmpty else { throw .invalidArgument("missing document or collection path after /v1/docs/") }
-        let segments = try parsePathSegments(String(raw), percentDecoded: true)
+        return try documentCall(method, segments: parsePathSegments(String(raw), percentDecoded: true), uri, headers, body)
+    }
+
+    /// `/v1/docs/{path}` with its path parsed already (the fast path parses it to decide whether to answer).
+    func documentCall(_ method: HTTPRequest.Method, segments: [String], _ uri: URI, _ headers: HTTPFields,
+                      _ body: JSON?) throws(HearthError) -> Call {
         let document = segments.count % 2 == 0 ? DocumentPath(uncheckedSegments: segments) : nil
         let collection = CollectionPath(uncheckedSegments: segments)
         func requireDocument() throws(HearthError) -> DocumentPath {
@@ -155,7 +160,7 @@ struct DocumentAPI: Sendable {
             return Call(operation: .commit(CommitRequest(writes: [Write(kind: .delete, path: path, precondition: precondition)])),
                         answer: .noContent)
         default:
-            throw .invalidArgument("method \(method) is not allowed on /v1/docs/\(raw)")
+            throw .invalidArgument("method \(method) is not allowed on \(uri.path)")
         }
     }
 

@@ -45,6 +45,8 @@ struct InlineAnswers: Sendable {
         }
         let head: HTTPRequest
         let kind: Kind
+        /// The document or collection path of a read or a write, parsed once here.
+        let segments: [String]?
         let authorization: String?
         /// `Connection: close`: answer, then close, as the router does.
         let closing: Bool
@@ -59,9 +61,11 @@ struct InlineAnswers: Sendable {
     func read(_ head: HTTPRequest) -> Asked? {
         guard let path = head.path, !path.utf8.contains(UInt8(ascii: "?")) else { return nil }
         let kind: Asked.Kind
+        var pathSegments: [String]?
         if path.utf8.count > DocumentAPI.documents.utf8.count, path.utf8.starts(with: DocumentAPI.documents.utf8) {
             guard let segments = try? parsePathSegments(String(path.utf8.dropFirst(DocumentAPI.documents.utf8.count))!, percentDecoded: true)
             else { return nil }
+            pathSegments = segments
             let document = segments.count % 2 == 0
             switch head.method {
             case .get where document: kind = .read
@@ -96,7 +100,8 @@ struct InlineAnswers: Sendable {
             // 10 MiB from this header alone, before any of it arrives).
             if let contentLength, (Int(contentLength) ?? .max) > kind.maxBody { return nil }
         }
-        return Asked(head: head, kind: kind, authorization: authorization, closing: connection == "close", start: .now)
+        return Asked(head: head, kind: kind, segments: pathSegments, authorization: authorization, closing: connection == "close",
+                     start: .now)
     }
 
     /// `read` as `InlineAnswerState` asks it: the request taken and the largest body it holds (nil: none read).
@@ -127,8 +132,12 @@ struct InlineAnswers: Sendable {
                 json = .object([])
             }
         }
-        let call = try api.call(asked.head.method, URI(asked.head.path ?? ""), headers: asked.head.headerFields, body: json,
-                                address: nil)
+        let uri = URI(asked.head.path ?? "")
+        let call = if let segments = asked.segments {
+            try api.documentCall(asked.head.method, segments: segments, uri, asked.head.headerFields, json)
+        } else {
+            try api.call(asked.head.method, uri, headers: asked.head.headerFields, body: json, address: nil)
+        }
         return (identity, call)
     }
 
