@@ -265,51 +265,6 @@ package final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
-    // MARK: Revocation log
-
-    /// The sequence number of the newest logged revocation (0 when none was ever logged): where a watcher
-    /// starts reading.
-    package func latestRevocationSequence() throws(HearthError) -> Int64 {
-        try pointReading { c in
-            try c.scalarInt("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'auth_revocations'), 0)") ?? 0
-        }
-    }
-
-    /// The sequence number of the oldest revocation the log still holds (nil when it is empty). The log keeps
-    /// its newest 10,000 rows: a reader whose last row is older than this one less has missed some.
-    package func oldestRevocationSequence() throws(HearthError) -> Int64? {
-        // Sequence numbers start at 1; an empty log gives NULL, read as 0.
-        let oldest = try pointReading { c in try c.scalarInt("SELECT coalesce(min(seq), 0) FROM auth_revocations") } ?? 0
-        return oldest == 0 ? nil : oldest
-    }
-
-    /// Sessions that stopped working after `sequence`, as logged by any process on this file, oldest first,
-    /// at most `limit`, each with its sequence number. Consecutive rows of one account and reason make one
-    /// event.
-    package func revocations(after sequence: Int64, limit: Int) throws(HearthError)
-        -> [(sequence: Int64, event: RevocationEvent)] {
-        let rows = try pointReading { c -> [(Int64, String, String, String)] in
-            let s = try c.prepare("SELECT seq, uid, session_id, reason FROM auth_revocations WHERE seq > ? ORDER BY seq LIMIT ?")
-            defer { s.reset() }
-            s.bind(1, sequence)
-            s.bind(2, Int64(max(0, limit)))
-            var out: [(Int64, String, String, String)] = []
-            while try s.step() { out.append((s.int(0), s.text(1), s.text(2), s.text(3))) }
-            return out
-        }
-        var out: [(sequence: Int64, event: RevocationEvent)] = []
-        for (seq, uid, session, reasonText) in rows {
-            let reason = RevocationEvent.Reason(rawValue: reasonText) ?? .revokedByAdmin
-            if let last = out.last, last.event.uid == uid, last.event.reason == reason {
-                out[out.count - 1].sequence = seq
-                out[out.count - 1].event.sessionIDs?.insert(session)
-            } else {
-                out.append((seq, RevocationEvent(uid: uid, sessionIDs: [session], reason: reason)))
-            }
-        }
-        return out
-    }
-
     // MARK: One-time tokens
 
     package func replaceOneTimeToken(_ token: OneTimeTokenRecord) async throws(HearthError) {

@@ -99,8 +99,8 @@ enum Schema {
         // deleted with its account), written by triggers in the same transaction as the change, whichever
         // process or code path makes it, so that a server tells its listeners of revocations made by
         // another process (`hearth users revoke|delete`) by reading only the rows after the last it read
-        // (see `SQLiteAuthStorage.revocations(after:limit:)`). Sessions deleted by the sweeper with their
-        // account still there had ended already and are not logged. The newest 10,000 rows are kept.
+        // Sessions deleted by the sweeper with their account still there had ended already and are not logged.
+        // The newest 10,000 rows are kept. Dropped by a later migration.
         """
         CREATE TABLE auth_revocations (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -188,6 +188,15 @@ enum Schema {
             documents INTEGER NOT NULL,
             finished INTEGER NOT NULL
         );
+        """,
+        // The revocation log goes: it told a server of revocations that another process wrote to the file, and
+        // tools now act through the server that holds the folder, whose listeners hear of revocations at once.
+        """
+        DROP TRIGGER IF EXISTS auth_sessions_revoked;
+        DROP TRIGGER IF EXISTS auth_users_disabled;
+        DROP TRIGGER IF EXISTS auth_sessions_deleted;
+        DROP TRIGGER IF EXISTS auth_revocations_trim;
+        DROP TABLE IF EXISTS auth_revocations;
         """,
     ]
 

@@ -91,59 +91,6 @@ import Testing
     }
 }
 
-extension SQLiteAuthStorageTests {
-    /// Every way a session stops working leaves a row in the revocation log, which another store on the same
-    /// file (another process) reads past the last row it saw; sessions that were not live leave none.
-    @Test func revocationsAreLoggedForOtherProcesses() async throws {
-        let folder = Self.temporaryFolder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store = try Self.openStore(folder)
-        defer { store.close() }
-        let other = try Self.openStore(folder)
-        defer { other.close() }
-        let writer = SQLiteAuthStorage(file: store)
-        let reader = SQLiteAuthStorage(file: other)
-        let t0 = Timestamp(microseconds: 1_800_000_000_000_000)
-        let far = Timestamp(microseconds: 1_900_000_000_000_000)
-        func session(_ id: String, _ uid: String, refreshExpires: Timestamp = far) -> SessionRecord {
-            SessionRecord(id: id, uid: uid, accessTokenHash: Tokens.hash("a" + id), accessIssuedAt: t0, accessExpires: far,
-                          refreshTokenHash: Tokens.hash("r" + id), refreshExpires: refreshExpires, createdAt: t0,
-                          provider: .password)
-        }
-        for uid in ["ann", "bob", "cy", "dee"] { try await writer.insertUser(UserRecord(uid: uid, createdAt: t0)) }
-        for (id, uid) in [("a1", "ann"), ("a2", "ann"), ("b1", "bob"), ("c1", "cy"), ("c2", "cy"), ("d1", "dee")] {
-            try await writer.insertSession(session(id, uid))
-        }
-        try await writer.insertSession(session("old", "dee", refreshExpires: t0))
-        var last = try reader.latestRevocationSequence()
-        #expect(try reader.revocations(after: last, limit: 10).isEmpty)
-
-        func next() throws -> [RevocationEvent] {
-            let rows = try reader.revocations(after: last, limit: 10)
-            last = rows.last?.sequence ?? last
-            return rows.map(\.event)
-        }
-        #expect(try await writer.revokeSession(id: "a1", at: t0))
-        #expect(try next() == [RevocationEvent(uid: "ann", sessionIDs: ["a1"], reason: .revokedByAdmin)])
-        #expect(try await !writer.revokeSession(id: "a1", at: t0))
-        _ = try await writer.revokeSessions(uid: "ann", except: nil, at: t0)
-        #expect(try next() == [RevocationEvent(uid: "ann", sessionIDs: ["a2"], reason: .revokedByAdmin)])
-
-        var bob = try #require(try await writer.user(uid: "bob"))
-        bob.disabled = true
-        try await writer.updateUser(bob)
-        #expect(try next() == [RevocationEvent(uid: "bob", sessionIDs: ["b1"], reason: .accountDisabled)])
-
-        #expect(try await writer.deleteUser(uid: "cy") == ["c1", "c2"])
-        #expect(try next() == [RevocationEvent(uid: "cy", sessionIDs: ["c1", "c2"], reason: .accountDeleted)])
-
-        // Sweeping sessions that had ended (expired, or revoked earlier) revokes nothing new.
-        #expect(try await writer.deleteSessions(endedBefore: Timestamp(microseconds: t0.microseconds + 1_000_000)) == 3)
-        #expect(try next().isEmpty)
-        #expect(try await writer.session(id: "d1") != nil)
-    }
-}
-
 /// Stores opened by a test, closed and removed at its end.
 final class OpenStores: @unchecked Sendable {
     private let lock = NSLock()
