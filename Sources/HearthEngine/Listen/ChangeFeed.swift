@@ -73,6 +73,8 @@ public final class ChangeFeed: Service, Sendable {
     /// Processes commits and target changes until graceful shutdown, then ends every connection with 1001.
     public func run() async throws {
         let state = FeedState(feed: self)
+        // A stopped feed hears no more commits (the store may outlive it, as in tests and tools).
+        defer { database.storage.remove(commitObserver: handOver) }
         // Discarding: a task group keeps each finished child until it is awaited, and this loop awaits none of
         // its loads, look-ups and checks, one per target added or changed.
         await withDiscardingTaskGroup { group in
