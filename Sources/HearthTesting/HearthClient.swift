@@ -27,7 +27,10 @@ public final class HearthClient: Sendable {
     /// requests kept apart from other connections' work, as a load driver's writer does).
     public init(port: Int, adminKey: String, as caller: Caller = .admin,
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
-        client = TestClient(host: "127.0.0.1", port: port, eventLoopGroupProvider: .shared(eventLoopGroup))
+        // A generous wait for each answer: tests bound what happens, never how long it takes, and a debug
+        // build answering a heavy request beside the whole suite can take well over the default 15 s.
+        client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120)),
+                            eventLoopGroupProvider: .shared(eventLoopGroup))
         client.connect()
         self.adminKey = adminKey
         self.defaultCaller = caller

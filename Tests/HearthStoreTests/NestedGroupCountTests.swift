@@ -70,7 +70,7 @@ import Testing
         try raw.execute("""
             DROP TABLE nested_groups; DROP TABLE field_overrides; DROP TABLE index_state; DROP TABLE imports;
             CREATE INDEX documents_by_parent ON documents(parent, path);
-            CREATE INDEX documents_by_group ON documents(collection_id, path); PRAGMA user_version = \(Schema.migrations.count - 5)
+            CREATE INDEX documents_by_group ON documents(collection_id, path); PRAGMA user_version = \(Schema.migrations.firstIndex { $0.contains("CREATE TABLE nested_groups") }!)
             """)
 
         store = try Store(configuration: configuration)
