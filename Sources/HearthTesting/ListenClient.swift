@@ -154,7 +154,7 @@ public final class ListenClient: @unchecked Sendable {
     }
 
     /// The next frame, in arrival order; fails after `timeout` or when the connection ended.
-    public func next(timeout: Duration = .seconds(10)) async throws -> JSON {
+    public func next(timeout: Duration = .seconds(30)) async throws -> JSON {
         let deadline = ContinuousClock.now + timeout
         while true {
             let (frame, done) = lock.withLock { () -> (JSON?, Bool) in
@@ -198,7 +198,7 @@ public final class ListenClient: @unchecked Sendable {
 
     /// The next frame of a type (and target id, when given), skipping nothing: fails if another frame comes first.
     @discardableResult
-    public func expect(_ type: String, id: String? = nil, timeout: Duration = .seconds(10)) async throws -> JSON {
+    public func expect(_ type: String, id: String? = nil, timeout: Duration = .seconds(30)) async throws -> JSON {
         let frame = try await next(timeout: timeout)
         guard frame["type"]?.stringValue == type, id == nil || frame["id"]?.stringValue == id else {
             throw Failure(description: "expected a \(type) frame\(id.map { " for \($0)" } ?? ""), got \(String(decoding: frame.serialized(), as: UTF8.self))")
