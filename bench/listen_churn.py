@@ -17,6 +17,9 @@ masked text frames). Bounded: every socket read has a timeout, and the server is
 """
 import argparse, base64, json, os, shutil, signal, socket, struct, subprocess, sys, tempfile, time, urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from soak import ws_frame  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ADMIN_KEY = "hak_churn_" + os.urandom(16).hex()  # fresh per run, so no other server accepts it
 
@@ -53,20 +56,6 @@ def metric(port, name):
         if line.startswith(name + " ") or line.startswith(name + "{"):
             return float(line.rsplit(" ", 1)[1])
     return None
-
-
-def frame(opcode, payload):
-    """A client frame (RFC 6455 §5.2): FIN, opcode, masked payload."""
-    mask = os.urandom(4)
-    n = len(payload)
-    head = bytes([0x80 | opcode])
-    if n < 126:
-        head += bytes([0x80 | n])
-    elif n <= 0xFFFF:
-        head += bytes([0x80 | 126]) + struct.pack(">H", n)
-    else:
-        head += bytes([0x80 | 127]) + struct.pack(">Q", n)
-    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 
 
 class Session:
@@ -111,7 +100,7 @@ class Session:
         return opcode, payload
 
     def send_text(self, text):
-        self.sock.sendall(frame(0x1, text.encode()))
+        self.sock.sendall(ws_frame(0x1, text.encode()))
 
     def listen_query(self, target_id, k):
         self.send_text(json.dumps({"type": "listen", "id": target_id, "query": query(k)}))
@@ -133,7 +122,7 @@ class Session:
             self.sock.close()
             return
         try:
-            self.sock.sendall(frame(0x8, struct.pack(">H", 1000)))
+            self.sock.sendall(ws_frame(0x8, struct.pack(">H", 1000)))
             while True:
                 opcode, _ = self.read_frame()
                 if opcode == 0x8:

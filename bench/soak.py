@@ -94,6 +94,7 @@ def ws_open(port, token):
 
 
 def ws_frame(opcode, payload):
+    """A client frame (RFC 6455 §5.2): FIN, opcode, masked payload."""
     mask = os.urandom(4)
     n = len(payload)
     header = bytes([0x80 | opcode])
