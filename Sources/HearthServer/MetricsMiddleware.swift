@@ -23,36 +23,24 @@ public final class ServerMetrics: Sendable {
     ]
 
     init() {
-        databaseSize = registry.makeGauge(
-            descriptor: MetricNameDescriptor(metricName: "hearth_database_size", unitName: "bytes",
-                                             helpText: "Size of the database file and its WAL"))
-        listenConnections = registry.makeGauge(
-            descriptor: MetricNameDescriptor(metricName: "hearth_listen_connections",
-                                             helpText: "Open live-update (listen) connections"))
-        openTransactions = registry.makeGauge(
-            descriptor: MetricNameDescriptor(metricName: "hearth_open_transactions",
-                                             helpText: "Transactions begun and not yet committed, rolled back or swept after expiring"))
-        listenCommitsDropped = registry.makeGauge(
-            descriptor: MetricNameDescriptor(metricName: "hearth_listen_dropped", unitName: "commits",
-                                             helpText: "Commits the live-update feed dropped while behind, reading its views again instead"))
-        documentsScanned = registry.makeCounter(
-            descriptor: MetricNameDescriptor(metricName: "hearth_documents_scanned", unitName: "total",
-                                             helpText: "Documents read by queries, aggregations, listings and listener loads"))
-        inlineReads = registry.makeCounter(
-            descriptor: MetricNameDescriptor(metricName: "hearth_inline_reads", unitName: "total",
-                                             helpText: "Document reads answered on the connection's event loop, ahead of the router"))
-        inlineQueries = registry.makeCounter(
-            descriptor: MetricNameDescriptor(metricName: "hearth_inline_queries", unitName: "total",
-                                             helpText: "Queries answered on the connection's event loop, ahead of the router"))
-        inlineWrites = registry.makeCounter(
-            descriptor: MetricNameDescriptor(metricName: "hearth_inline_writes", unitName: "total",
-                                             helpText: "Single-document writes answered from the connection's event loop, ahead of the router"))
-        readDecisionsHeld = registry.makeGauge(
-            descriptor: MetricNameDescriptor(metricName: "hearth_rules_read_decisions_held",
-                                             helpText: "Rules decisions of document reads kept for reuse by the rules in force"))
-        readDecisionsReused = registry.makeGauge(
-            descriptor: MetricNameDescriptor(metricName: "hearth_rules_read_decisions_reused",
-                                             helpText: "Document reads decided by a kept decision since the rules in force were loaded"))
+        databaseSize = registry.gauge("hearth_database_size", unit: "bytes", "Size of the database file and its WAL")
+        listenConnections = registry.gauge("hearth_listen_connections", "Open live-update (listen) connections")
+        openTransactions = registry.gauge("hearth_open_transactions",
+            "Transactions begun and not yet committed, rolled back or swept after expiring")
+        listenCommitsDropped = registry.gauge("hearth_listen_dropped", unit: "commits",
+            "Commits the live-update feed dropped while behind, reading its views again instead")
+        documentsScanned = registry.counter("hearth_documents_scanned",
+            "Documents read by queries, aggregations, listings and listener loads")
+        inlineReads = registry.counter("hearth_inline_reads",
+            "Document reads answered on the connection's event loop, ahead of the router")
+        inlineQueries = registry.counter("hearth_inline_queries",
+            "Queries answered on the connection's event loop, ahead of the router")
+        inlineWrites = registry.counter("hearth_inline_writes",
+            "Single-document writes answered from the connection's event loop, ahead of the router")
+        readDecisionsHeld = registry.gauge("hearth_rules_read_decisions_held",
+            "Rules decisions of document reads kept for reuse by the rules in force")
+        readDecisionsReused = registry.gauge("hearth_rules_read_decisions_reused",
+            "Document reads decided by a kept decision since the rules in force were loaded")
     }
 
     private nonisolated(unsafe) var scannedReported = 0
@@ -100,5 +88,16 @@ public final class ServerMetrics: Sendable {
         instruments[key] = (counter, histogram)
         lock.unlock()
         return (counter, histogram)
+    }
+}
+
+extension PrometheusCollectorRegistry {
+    fileprivate func gauge(_ name: String, unit: String = "", _ help: String) -> Gauge {
+        makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: unit, helpText: help))
+    }
+
+    /// A counter's unit is `total`, Prometheus's suffix for counters.
+    fileprivate func counter(_ name: String, _ help: String) -> Counter {
+        makeCounter(descriptor: MetricNameDescriptor(metricName: name, unitName: "total", helpText: help))
     }
 }

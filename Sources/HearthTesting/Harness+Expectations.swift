@@ -24,24 +24,28 @@ extension Harness {
     /// in-process backend only.
     public func expectAllowed(as identity: Identity, _ what: String = "operation",
                               _ body: (Database, Identity) async throws -> Void) async throws {
-        let database = try engine()
-        do {
-            try await body(database, identity)
-        } catch let error as HearthError where error.code == .permissionDenied {
-            throw ExpectationFailure("expected \(what) to be allowed for \(identity), denied: \(error.message)")
+        if let denial = try await denial(as: identity, body) {
+            throw ExpectationFailure("expected \(what) to be allowed for \(identity), denied: \(denial.message)")
         }
     }
 
     /// Expects an engine call made as `identity` to be refused by the rules; in-process backend only.
     public func expectDenied(as identity: Identity, _ what: String = "operation",
                              _ body: (Database, Identity) async throws -> Void) async throws {
+        if try await denial(as: identity, body) == nil {
+            throw ExpectationFailure("expected \(what) to be denied for \(identity), but it was allowed")
+        }
+    }
+
+    /// The rules' refusal of the call, or nil when it passed; any other error is rethrown.
+    private func denial(as identity: Identity, _ body: (Database, Identity) async throws -> Void) async throws -> HearthError? {
         let database = try engine()
         do {
             try await body(database, identity)
+            return nil
         } catch let error as HearthError where error.code == .permissionDenied {
-            return
+            return error
         }
-        throw ExpectationFailure("expected \(what) to be denied for \(identity), but it was allowed")
     }
 
     /// Runs rules test files (docs/rules.md, Rules tests) with the runner `hearth rules test` uses; throws,

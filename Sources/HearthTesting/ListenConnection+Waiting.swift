@@ -33,12 +33,7 @@ private final class Wake: @unchecked Sendable {
     private var waiter: CheckedContinuation<Bool, Never>?
 
     func fire() {
-        lock.lock()
-        fired = true
-        let waiter = self.waiter
-        self.waiter = nil
-        lock.unlock()
-        waiter?.resume(returning: true)
+        takeWaiter { fired = true }?.resume(returning: true)
     }
 
     /// True once fired; false when the task is cancelled first.
@@ -58,12 +53,16 @@ private final class Wake: @unchecked Sendable {
                 }
             }
         } onCancel: {
-            lock.lock()
-            cancelled = true
-            let waiter = self.waiter
-            self.waiter = nil
-            lock.unlock()
-            waiter?.resume(returning: false)
+            takeWaiter { cancelled = true }?.resume(returning: false)
+        }
+    }
+
+    /// Marks the outcome and takes the waiting continuation (if any) under the lock, to resume outside it.
+    private func takeWaiter(_ mark: () -> Void) -> CheckedContinuation<Bool, Never>? {
+        lock.withLock {
+            mark()
+            defer { waiter = nil }
+            return waiter
         }
     }
 }

@@ -32,15 +32,11 @@ public final class MemoryAuthStorage: AuthStorage, @unchecked Sendable {
     }
 
     public func user(uid: String) -> UserRecord? {
-        lock.lock()
-        defer { lock.unlock() }
-        return users[uid]
+        lock.withLock { users[uid] }
     }
 
     public func user(emailNormalized: String) -> UserRecord? {
-        lock.lock()
-        defer { lock.unlock() }
-        return uidByEmail[emailNormalized].flatMap { users[$0] }
+        lock.withLock { uidByEmail[emailNormalized].flatMap { users[$0] } }
     }
 
     public func updateUser(_ user: UserRecord) throws(HearthError) {
@@ -92,15 +88,11 @@ public final class MemoryAuthStorage: AuthStorage, @unchecked Sendable {
     }
 
     public func session(id: String) -> SessionRecord? {
-        lock.lock()
-        defer { lock.unlock() }
-        return sessions[id]
+        lock.withLock { sessions[id] }
     }
 
     public func session(accessTokenHash: TokenHash) -> SessionRecord? {
-        lock.lock()
-        defer { lock.unlock() }
-        return sessionByAccess[accessTokenHash].flatMap { sessions[$0] }
+        lock.withLock { sessionByAccess[accessTokenHash].flatMap { sessions[$0] } }
     }
 
     public func sessionWithUser(accessTokenHash: TokenHash) -> (SessionRecord, UserRecord?)? {
@@ -111,15 +103,11 @@ public final class MemoryAuthStorage: AuthStorage, @unchecked Sendable {
     }
 
     public func session(refreshTokenHash: TokenHash) -> SessionRecord? {
-        lock.lock()
-        defer { lock.unlock() }
-        return sessionByRefresh[refreshTokenHash].flatMap { sessions[$0] }
+        lock.withLock { sessionByRefresh[refreshTokenHash].flatMap { sessions[$0] } }
     }
 
     public func session(retiredRefreshHash: TokenHash) -> SessionRecord? {
-        lock.lock()
-        defer { lock.unlock() }
-        return sessionByRetired[retiredRefreshHash].flatMap { sessions[$0] }
+        lock.withLock { sessionByRetired[retiredRefreshHash].flatMap { sessions[$0] } }
     }
 
     public func rotateSession(id: String, from current: TokenHash, to rotation: SessionRotation) -> SessionRecord? {
@@ -164,9 +152,7 @@ public final class MemoryAuthStorage: AuthStorage, @unchecked Sendable {
     }
 
     public func sessions(uid: String) -> [SessionRecord] {
-        lock.lock()
-        defer { lock.unlock() }
-        return sessions.values.filter { $0.uid == uid }.sorted { $0.id < $1.id }
+        lock.withLock { sessions.values.filter { $0.uid == uid }.sorted { $0.id < $1.id } }
     }
 
     public func deleteSessions(endedBefore cutoff: Timestamp) -> Int {
@@ -226,9 +212,7 @@ public final class MemoryAuthStorage: AuthStorage, @unchecked Sendable {
     }
 
     public func pendingOutbox(limit: Int) -> [OutboxMessage] {
-        lock.lock()
-        defer { lock.unlock() }
-        return Array(outbox.prefix(max(0, limit)))
+        lock.withLock { Array(outbox.prefix(max(0, limit))) }
     }
 
     public func deleteOutbox(id: String) {

@@ -17,13 +17,4 @@ enum DataFolder {
         }
         return folder
     }
-
-    /// Where an export writes: the file `output` names (created or emptied), else standard output.
-    static func exportHandle(_ output: String?) throws -> FileHandle {
-        guard let output else { return FileHandle.standardOutput }
-        guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else {
-            throw ValidationError("cannot write \(output)")
-        }
-        return handle
-    }
 }

@@ -51,18 +51,12 @@ struct Fixtures: AsyncParsableCommand {
             abstract: "Print every document of a data folder as a fixture file (stable order, one field per line).",
             discussion: "Accounts are not exported: only their password hashes are stored, and a fixture file holds passwords.")
 
-        @Option(help: "Data folder (default ./hearth-data).") var data: String?
-        @Option(name: .shortAndLong, help: "Write to this file instead of standard output.") var output: String?
+        @OptionGroup var options: ExportOptions
 
         func run() async throws {
-            let folder = try DataFolder.existing(data)
-            let storage = try Fixtures.open(folder)
-            defer { storage.documents.close() }
-            let database = Database(storage: storage.documents)
-            let text = try await FixtureLoader(database: database).export().text
-            let handle = try DataFolder.exportHandle(output)
-            try handle.write(contentsOf: Data(text.utf8))
-            if output != nil { try handle.close() }
+            try await options.export { database, write in
+                try write(Array(try await FixtureLoader(database: database).export().text.utf8))
+            }
         }
     }
 
