@@ -414,12 +414,15 @@ final class Evaluator {
         }
     }
 
+    /// An int result, or the error Firebase's rules give when it overflows.
+    private func checked(_ result: (partialValue: Int64, overflow: Bool)) throws(EvalError) -> RulesValue {
+        if result.overflow { throw EvalError("integer overflow") }
+        return .int(result.partialValue)
+    }
+
     private func add(_ a: RulesValue, _ b: RulesValue) throws(EvalError) -> RulesValue {
         switch (a, b) {
-        case (.int(let x), .int(let y)):
-            let (s, o) = x.addingReportingOverflow(y)
-            if o { throw EvalError("integer overflow") }
-            return .int(s)
+        case (.int(let x), .int(let y)): return try checked(x.addingReportingOverflow(y))
         case (.int, .float), (.float, .int), (.float, .float): return .float(try double(a) + double(b))
         case (.string(let x), .string(let y)):
             guard x.utf8.count + y.utf8.count <= RulesLimits.maxStringBytes else { throw EvalError("string too long") }
@@ -439,10 +442,7 @@ final class Evaluator {
 
     private func subtract(_ a: RulesValue, _ b: RulesValue) throws(EvalError) -> RulesValue {
         switch (a, b) {
-        case (.int(let x), .int(let y)):
-            let (s, o) = x.subtractingReportingOverflow(y)
-            if o { throw EvalError("integer overflow") }
-            return .int(s)
+        case (.int(let x), .int(let y)): return try checked(x.subtractingReportingOverflow(y))
         case (.int, .float), (.float, .int), (.float, .float): return .float(try double(a) - double(b))
         case (.timestamp(let t), .duration(let d)):
             guard let r = t.adding(d.negated) else { throw EvalError("timestamp out of range") }
@@ -460,10 +460,7 @@ final class Evaluator {
     private func arithmetic(_ op: Expr.BinaryOp, _ a: RulesValue, _ b: RulesValue) throws(EvalError) -> RulesValue {
         if case .int(let x) = a, case .int(let y) = b {
             switch op {
-            case .multiply:
-                let (p, o) = x.multipliedReportingOverflow(by: y)
-                if o { throw EvalError("integer overflow") }
-                return .int(p)
+            case .multiply: return try checked(x.multipliedReportingOverflow(by: y))
             case .divide:
                 if y == 0 { throw EvalError("division by zero") }
                 if x == Int64.min, y == -1 { throw EvalError("integer overflow") }

@@ -101,6 +101,19 @@ enum RulesValue: Sendable {
         return false
     }
 
+    /// True when every pair is equal, false when one is not, nil when none differs but some depend on an unknown.
+    private static func allEqual(_ pairs: some Sequence<(RulesValue, RulesValue)>) -> Bool? {
+        var unknown = false
+        for (u, v) in pairs {
+            switch equal(u, v) {
+            case false?: return false
+            case nil: unknown = true
+            default: break
+            }
+        }
+        return unknown ? nil : true
+    }
+
     /// Rules equality: numbers by value across int and float, containers element-wise, different types unequal.
     /// Returns nil when the answer depends on an unknown.
     static func equal(_ a: RulesValue, _ b: RulesValue) -> Bool? {
@@ -123,27 +136,10 @@ enum RulesValue: Sendable {
         case (.latlng(let a1, let o1), .latlng(let a2, let o2)): return a1 == a2 && o1 == o2
         case (.list(let x), .list(let y)):
             guard x.count == y.count else { return false }
-            var unknown = false
-            for (u, v) in zip(x, y) {
-                switch equal(u, v) {
-                case false?: return false
-                case nil: unknown = true
-                default: break
-                }
-            }
-            return unknown ? nil : true
+            return allEqual(zip(x, y))
         case (.map(let x), .map(let y)):
-            guard x.count == y.count else { return false }
-            var unknown = false
-            for (k, u) in x {
-                guard let v = y[k] else { return false }
-                switch equal(u, v) {
-                case false?: return false
-                case nil: unknown = true
-                default: break
-                }
-            }
-            return unknown ? nil : true
+            guard x.count == y.count, x.keys.allSatisfy({ y[$0] != nil }) else { return false }
+            return allEqual(x.lazy.map { ($0.value, y[$0.key]!) })
         case (.set(let x), .set(let y)):
             return x.count == y.count && x.elements.allSatisfy { y.contains($0) }
         case (.mapDiff(let x), .mapDiff(let y)):
