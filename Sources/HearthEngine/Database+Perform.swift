@@ -68,6 +68,8 @@ extension Database {
                         : HearthError.permissionDenied()
                 }
                 read(placement, { try $0.collectionIDs(under: parent) }) { completion($0.map(Outcome.collectionIDs)) }
+            case .file(let fileOperation):
+                performFile(fileOperation, as: identity, placement: placement, completion: completion)
             }
         } catch {
             completion(.failure(error))
