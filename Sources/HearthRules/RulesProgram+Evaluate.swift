@@ -32,16 +32,16 @@ extension RulesProgram {
     func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, access: AccessState?,
                   made: inout Evaluator?) -> RulesDecision {
         let elements = Self.pathElements(for: request)
-        var budget = RulesLimits.maxMatchBindings
-        var bindings: [(name: String, value: RulesValue)] = []
-        bindings.reserveCapacity(4)
-        var lastDenial = RulesDenial.noRuleMatched
-
         guard request.method == .list else {
             return decideEach(roots, elements, request.method, &made) {
                 Evaluator(program: self, request: request, lookup: lookup, access: access)
             }
         }
+
+        var budget = RulesLimits.maxMatchBindings
+        var bindings: [(name: String, value: RulesValue)] = []
+        bindings.reserveCapacity(4)
+        var lastDenial = RulesDenial.noRuleMatched
 
         // A query: the same `allow`s are decided once per disjunct of its filter, so they are collected first.
         var candidates: [Candidate] = []
@@ -75,8 +75,7 @@ extension RulesProgram {
     public func evaluateStorage(_ request: StorageRulesRequest, lookup: any RulesDocumentLookup) -> RulesDecision {
         var made: Evaluator?
         return decideEach(storageRoots, request.rulesPath.map(PathElement.literal), request.method, &made) {
-            let evaluator = Evaluator(program: self, storage: request, lookup: lookup)
-            return evaluator
+            Evaluator(program: self, storage: request, lookup: lookup)
         }
     }
 
