@@ -157,6 +157,25 @@ import Testing
         #expect(Self.blobFiles(test.dataDirectory).isEmpty)
     }
 
+    /// An upload and a delete of the same bytes under two names at once, many times over: the delete never
+    /// removes bytes that the upload in flight is about to name, and the last name gone takes the bytes with it.
+    @Test func concurrentPutsAndDeletesOfTheSameBytes() async throws {
+        let test = try await TestDatabase.open()
+        defer { test.close() }
+        let db = test.database
+        let payload = Self.bytes("shared by everyone")
+        for _ in 0..<60 {
+            _ = try await db.putFile("a", payload, as: .admin)
+            async let deleted = db.deleteFile("a", as: .admin)
+            async let written = db.putFile("b", payload, as: .admin)
+            _ = try await (deleted, written)
+            #expect(try await db.readFile("b", as: .admin).bytes == payload)
+            try await db.deleteFile("b", as: .admin)
+            #expect(Self.blobFiles(test.dataDirectory).isEmpty)
+        }
+        #expect(Self.temporaryFiles(test.dataDirectory).isEmpty)
+    }
+
     // MARK: Bad input
 
     @Test func refusedPutsLeaveNothing() async throws {
