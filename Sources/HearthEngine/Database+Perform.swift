@@ -76,9 +76,13 @@ extension Database {
         }
     }
 
-    /// `perform` for callers that are tasks: reads run on reader threads.
+    /// `perform` for callers that are tasks: reads run on reader threads. A file put runs here, in the
+    /// caller's task, as its bytes arrive.
     public func perform(_ operation: DatabaseOperation, as identity: Identity) async throws -> Outcome {
-        try await withCheckedThrowingContinuation { continuation in
+        if case .file(.put(let upload)) = operation {
+            return .file(.written(try await put(upload, as: identity)))
+        }
+        return try await withCheckedThrowingContinuation { continuation in
             perform(operation, as: identity) { continuation.resume(with: $0) }
         }
     }

@@ -12,16 +12,9 @@ extension Database {
                      completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
         do {
             switch operation {
-            case .put(let upload):
-                let program = try enforcedStorageProgram(for: identity)
-                try Self.checkAttributes(contentType: upload.contentType, metadata: upload.metadata)
-                Task {
-                    do {
-                        completion(.success(.file(.written(try await self.put(upload, program: program, identity: identity)))))
-                    } catch {
-                        completion(.failure(error))
-                    }
-                }
+            case .put:
+                // A put reads its bytes as they arrive, in the caller's task: `perform(_:as:) async` runs it.
+                throw HearthError.internal("a put streams its bytes: perform it with the async perform(_:as:)")
             case .get(let path, let token):
                 completion(.success(.file(.read(try readFile(path, token: token, identity: identity)))))
             case .update(let path, let change):
@@ -66,7 +59,10 @@ extension Database {
 
     // MARK: Put
 
-    private func put(_ upload: FileUpload, program: RulesProgram?, identity: Identity) async throws -> FileWritten {
+    /// A put, in the caller's task: the bytes are read as the caller's stream yields them.
+    func put(_ upload: FileUpload, as identity: Identity) async throws -> FileWritten {
+        let program = try enforcedStorageProgram(for: identity)
+        try Self.checkAttributes(contentType: upload.contentType, metadata: upload.metadata)
         let blobs = storage.blobs
         let received = try await blobs.receive(upload.bytes, maxSize: upload.maxSize)
         if let expected = upload.sha256, expected != received.sha256 {

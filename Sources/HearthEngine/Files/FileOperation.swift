@@ -2,7 +2,8 @@ import HearthCore
 
 /// What a caller asks of the stored objects (`DatabaseOperation.file`), whichever way the request came in.
 public enum FileOperation: Sendable {
-    /// Create or replace an object from streamed bytes.
+    /// Create or replace an object from streamed bytes. Performed by `Database.perform(_:as:) async`, in the
+    /// caller's task, since it reads its bytes as they arrive.
     case put(FileUpload)
     /// Read an object: its metadata and a way to read its bytes. With a download token that matches the
     /// object's, the rules are not asked (Firebase's download URL).
