@@ -123,6 +123,15 @@ import Testing
         #expect(Self.temporaryFiles(test.dataDirectory).isEmpty)
     }
 
+    @Test func bytesLostFromTheFolderAreAnInternalError() async throws {
+        let test = try await TestDatabase.open()
+        defer { test.close() }
+        let written = try await test.database.putFile("lost", Self.bytes("gone"), as: .admin)
+        let hex = written.file.sha256Hex
+        #expect(unlink("\(test.dataDirectory)/files/blobs/\(hex.prefix(2))/\(hex)") == 0)
+        #expect(await Self.code { _ = try await test.database.readFile("lost", as: .admin) } == .internal)
+    }
+
     @Test func emptyAndLargeObjects() async throws {
         let test = try await TestDatabase.open()
         defer { test.close() }

@@ -105,8 +105,13 @@ extension Database {
     private func readFile(_ path: FilePath, token: String?, identity: Identity) throws -> FileRead {
         // The bytes are opened after the metadata is read; a replacement or delete in between removes the
         // blob the metadata names, and the read starts again with the new metadata.
+        var missing: StoredFile?
         for _ in 0..<3 {
             let file = try storage.pointRead { try $0.file(at: path) }
+            if let missing, missing == file {
+                logger.error("the bytes of file \(path) (\(missing.sha256Hex)) are missing from the data folder")
+                throw HearthError.internal("the bytes of file \(path) are missing from the data folder")
+            }
             if !Self.tokenMatches(token, file) {
                 let program = try enforcedStorageProgram(for: identity)
                 if let program {
@@ -118,6 +123,7 @@ extension Database {
             storage.blobs.pin(file.sha256)
             defer { storage.blobs.unpin(file.sha256) }
             if let handle = try storage.blobs.open(file.sha256) { return FileRead(file: file, handle: handle) }
+            missing = file
         }
         throw HearthError.aborted("file \(path) changed while it was read; retry")
     }
