@@ -73,6 +73,10 @@ extension RulesProgram {
     /// Decides one request on `service firebase.storage`: allowed when any matching `allow` for its method
     /// holds. `firestore.get()` and `firestore.exists()` read documents through `lookup`.
     public func evaluateStorage(_ request: StorageRulesRequest, lookup: any RulesDocumentLookup) -> RulesDecision {
+        // As in Firebase, listing files takes rules_version 2.
+        if request.method == .list, version < 2 {
+            return .deny(RulesDenial(location: nil, expression: nil, reason: "listing files takes rules_version = '2'"))
+        }
         var made: Evaluator?
         return decideEach(storageRoots, request.rulesPath.map(PathElement.literal), request.method, &made) {
             Evaluator(program: self, storage: request, lookup: lookup)

@@ -166,6 +166,13 @@ import Testing
         #expect(storageOnly.evaluateStorage(get, lookup: Self.lookup).isAllowed)
         #expect(!storageOnly.evaluate(RulesRequest(method: .get, path: docPath("a/b"), time: testTime),
                                       lookup: Self.lookup).isAllowed)
+        // Listing takes rules_version 2, as in Firebase.
+        let version1 = try compile("""
+            service firebase.storage { match /b/{bucket}/o { match /{all=**} { allow read: if true; } } }
+            """)
+        #expect(version1.evaluateStorage(get, lookup: Self.lookup).isAllowed)
+        #expect(!version1.evaluateStorage(StorageRulesRequest(method: .list, name: "a/", time: testTime),
+                                          lookup: Self.lookup).isAllowed)
         let firestoreOnly = try compile(rules("match /{doc=**} { allow read: if true; }"))
         #expect(!firestoreOnly.servesStorage && firestoreOnly.servesFirestore)
         #expect(!firestoreOnly.evaluateStorage(get, lookup: Self.lookup).isAllowed)
