@@ -3,10 +3,10 @@ import HearthCore
 import HearthRules
 import Logging
 
-/// The one implementation of every file operation (docs/layout.md, Stored objects). Bytes are received and made durable under
-/// their SHA-256 before the writer's job that names them runs; the job decides the storage rules with the
-/// stored object and the one written, checks preconditions, and commits the metadata row. Bytes no row names
-/// any more are removed once the commit is durable.
+/// The one implementation of every file operation (docs/layout.md, Stored objects). Bytes are received and
+/// made durable under their SHA-256 before the writer's job that names them runs; the job decides the storage
+/// rules with the stored object and the one written, checks preconditions, and commits the metadata row. Bytes
+/// no row names any more are removed once the commit is durable.
 extension Database {
     func performFile(_ operation: FileOperation, as identity: Identity, placement: Placement,
                      completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
