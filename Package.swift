@@ -49,6 +49,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .target(name: "HearthEngine", dependencies: [
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),

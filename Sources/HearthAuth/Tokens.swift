@@ -16,6 +16,8 @@ public enum Tokens {
         case emailVerification = "hev_"
         /// The server's admin key (`hak_`).
         case adminKey = "hak_"
+        /// A stored object's download token (`hdl_`), which reads its bytes without an `Authorization` header.
+        case download = "hdl_"
 
         /// The prefix, e.g. `hat_`.
         public var prefix: String { rawValue }

@@ -68,15 +68,21 @@ extension Database {
                         : HearthError.permissionDenied()
                 }
                 read(placement, { try $0.collectionIDs(under: parent) }) { completion($0.map(Outcome.collectionIDs)) }
+            case .file(let fileOperation):
+                performFile(fileOperation, as: identity, placement: placement, completion: completion)
             }
         } catch {
             completion(.failure(error))
         }
     }
 
-    /// `perform` for callers that are tasks: reads run on reader threads.
+    /// `perform` for callers that are tasks: reads run on reader threads. A file put runs here, in the
+    /// caller's task, as its bytes arrive.
     public func perform(_ operation: DatabaseOperation, as identity: Identity) async throws -> Outcome {
-        try await withCheckedThrowingContinuation { continuation in
+        if case .file(.put(let upload)) = operation {
+            return .file(.written(try await put(upload, as: identity)))
+        }
+        return try await withCheckedThrowingContinuation { continuation in
             perform(operation, as: identity) { continuation.resume(with: $0) }
         }
     }

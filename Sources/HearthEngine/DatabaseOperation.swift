@@ -22,11 +22,14 @@ public enum DatabaseOperation: Sendable {
     case rollback(String)
     /// The ids of the subcollections under a document, or of the root collections.
     case collectionIDs(under: DocumentPath?)
+    /// An operation on stored objects (`/v1/files`).
+    case file(FileOperation)
 
     /// Whether it writes (runs on the writer thread whatever the placement).
     public var writes: Bool {
         switch self {
         case .commit, .deleteRecursive: return true
+        case .file(let operation): return operation.writes
         default: return false
         }
     }
@@ -50,6 +53,8 @@ public enum Outcome: Sendable {
     case collectionIDs([String])
     /// Done, with nothing to say (a rollback).
     case done
+    /// What a file operation came to.
+    case file(FileOutcome)
 }
 
 /// Where an operation's reads may run.

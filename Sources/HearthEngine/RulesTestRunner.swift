@@ -79,13 +79,14 @@ public struct RulesTestRunner: Sendable {
         }
         var results: [CaseResult] = []
         for testCase in test.cases {
-            results.append(await run(testCase, fixtures: testCase.fixtures ?? test.fixtures, program: program))
+            results.append(await run(testCase, fixtures: testCase.fixtures ?? test.fixtures,
+                                     files: testCase.files ?? test.files, program: program))
         }
         return FileReport(file: file, loadError: nil, results: results)
     }
 
     func run(_ testCase: RulesTestFile.Case, fixtures: [(path: DocumentPath, data: JSON)],
-             program: RulesProgram) async -> CaseResult {
+             files: [(path: FilePath, object: RulesTestFile.StoredObjectFixture)], program: RulesProgram) async -> CaseResult {
         let expected = testCase.expectAllow ? "allow" : "deny"
         func result(_ outcome: String, _ detail: String?) -> CaseResult {
             CaseResult(name: testCase.name, passed: outcome == expected, outcome: outcome, detail: detail)
@@ -115,6 +116,11 @@ public struct RulesTestRunner: Sendable {
                     return writes
                 }
             }
+            if testCase.file != nil {
+                for (path, object) in files {
+                    _ = try await database.performFile(.put(Self.upload(path, object)), as: .admin)
+                }
+            }
         } catch {
             return result("error", "fixtures do not load: \(error)")
         }
@@ -135,6 +141,10 @@ public struct RulesTestRunner: Sendable {
     /// Performs the case's operation through the engine; throws permission-denied when the rules deny it.
     func perform(_ testCase: RulesTestFile.Case, fixtures: [(path: DocumentPath, data: JSON)], on database: Database,
                  as identity: Identity) async throws {
+        if let file = testCase.file {
+            try await performStorage(testCase, file: file, on: database, as: identity)
+            return
+        }
         let segments = try parsePathSegments(testCase.path)
         switch testCase.op {
         case "get":
@@ -161,6 +171,39 @@ public struct RulesTestRunner: Sendable {
                 [try Self.write(op, path: path, data: data, storedKeys: storedKeys, at: commitTime)]
             }
         }
+    }
+
+    /// Performs a storage case's operation through the engine, as a request of `/v1/files` would; a create
+    /// or update puts `object`'s size in zeros.
+    func performStorage(_ testCase: RulesTestFile.Case, file: String, on database: Database, as identity: Identity) async throws {
+        switch testCase.op {
+        case "list":
+            _ = try await database.performFile(.list(FileListRequest(prefix: file, delimiter: "/")), as: identity)
+        case "get":
+            _ = try await database.performFile(.get(try FilePath(file), token: nil), as: identity)
+        case "delete":
+            _ = try await database.performFile(.delete(try FilePath(file), ifMatch: nil), as: identity)
+        default:
+            let path = try FilePath(file)
+            let exists = try await database.storage.read { try $0.file(at: path) } != nil
+            guard exists == (testCase.op == "update") else {
+                throw HearthError.invalidArgument(exists ? "'\(file)' is in the case's files, so a put is an update, not a create"
+                                                  : "'\(file)' is not in the case's files, so a put is a create, not an update")
+            }
+            let object = testCase.object ?? RulesTestFile.StoredObjectFixture(size: 0, contentType: FileUpload.defaultContentType, metadata: [:])
+            _ = try await database.performFile(.put(Self.upload(path, object)), as: identity)
+        }
+    }
+
+    /// A put of `object`'s size in zeros.
+    static func upload(_ path: FilePath, _ object: RulesTestFile.StoredObjectFixture) -> FileUpload {
+        let remaining = Remaining(object.size)
+        let chunks = ByteChunks {
+            let n = remaining.take(64 * 1_024)
+            return n > 0 ? [UInt8](repeating: 0, count: n) : nil
+        }
+        return FileUpload(path: path, contentType: object.contentType, metadata: object.metadata, bytes: chunks,
+                          maxSize: RulesTestFile.maxObjectSize)
     }
 
     /// The write that leaves `data` stored at `path` (`request.resource.data`), with `$timestampRelative`
@@ -205,5 +248,17 @@ public struct RulesTestRunner: Sendable {
         default:
             return json
         }
+    }
+}
+
+/// How many bytes a test's put has left to produce; used by the one task reading the chunks.
+private final class Remaining: @unchecked Sendable {
+    var count: Int64
+    init(_ count: Int64) { self.count = count }
+
+    func take(_ most: Int) -> Int {
+        let n = Int(min(Int64(most), count))
+        count -= Int64(n)
+        return n
     }
 }

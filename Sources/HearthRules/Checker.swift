@@ -28,24 +28,30 @@ struct Checker {
     private var names: [Int: String] = [:]
     /// The function whose body is being checked, if any.
     private var caller: Int?
+    /// The top-level functions already checked (they join every service block's scope).
+    private var checkedTopLevel = Set<Int>()
 
     mutating func check(_ file: RulesFile) {
         let topLevel = file.functions.map(Statement.function)
         let topStarts = Set(file.functions.map(\.start))
-        var topLevelChecked = false
+        var seenServices: [String: Int] = [:]
         for service in file.services {
-            if service.name != "cloud.firestore" {
-                error("unsupported service '\(service.name)'; Hearth serves 'cloud.firestore'", at: service.start)
+            if service.name != ServiceDecl.firestore, service.name != ServiceDecl.storage {
+                error("unsupported service '\(service.name)'; Hearth serves 'cloud.firestore' and 'firebase.storage'",
+                      at: service.start)
+            } else if let earlier = seenServices[service.name] {
+                error("service '\(service.name)' is already declared on line \(source.location(at: earlier).line)",
+                      at: service.start)
             }
+            seenServices[service.name] = seenServices[service.name] ?? service.start
             for case .allow(let a) in service.body {
                 error("'allow' must be inside a match block", at: a.start)
             }
-            // The file's top-level functions and the service block's are one scope, as in Firestore.
-            let body = topLevelChecked ? service.body : topLevel + service.body
-            checkBlock(body, visible: [:], topLevel: topLevelChecked ? [] : topStarts)
-            topLevelChecked = true
+            // The file's top-level functions and each service block's are one scope, as in Firebase; the
+            // top-level functions' own bodies are checked once.
+            checkBlock(topLevel + service.body, visible: [:], topLevel: topStarts)
         }
-        if !topLevelChecked { checkBlock(topLevel, visible: [:], topLevel: topStarts) }
+        if file.services.isEmpty { checkBlock(topLevel, visible: [:], topLevel: topStarts) }
         checkRecursion()
     }
 
@@ -64,7 +70,8 @@ struct Checker {
                 case (false, false):
                     error("function '\(f.name)' is already declared in this block", at: f.start)
                 case (true, true):
-                    error("function '\(f.name)' is already declared at the top level of the file", at: f.start)
+                    // Reported with the first service block only.
+                    if !checkedTopLevel.contains(f.start) { error("function '\(f.name)' is already declared at the top level of the file", at: f.start) }
                 default:
                     let line = source.location(at: earlier).line
                     error("function '\(f.name)' is already declared on line \(line); the functions at the top level of the file and those of the service block share one scope", at: f.start)
@@ -76,7 +83,12 @@ struct Checker {
         }
         for statement in body {
             switch statement {
-            case .function(let f): checkFunction(f, scope)
+            case .function(let f):
+                if topLevel.contains(f.start) {
+                    guard !checkedTopLevel.contains(f.start) else { continue }
+                    checkedTopLevel.insert(f.start)
+                }
+                checkFunction(f, scope)
             case .allow(let a):
                 for (name, start) in a.methods where !Self.methods.contains(name) {
                     error("unknown method '\(name)'; expected read, write, get, list, create, update or delete", at: start)
@@ -223,7 +235,9 @@ struct Checker {
                         if n != args.count {
                             error("'\(ns).\(method)' takes \(n) argument\(n == 1 ? "" : "s"), but \(args.count) \(args.count == 1 ? "is" : "are") given", at: callee.start)
                         }
-                    } else {
+                    } else if ns != "firestore" {
+                        // `firestore.query(...)` and the like compile, as Firebase's compiler takes them, and
+                        // fail when evaluated.
                         error("unknown function '\(ns).\(method)'", at: callee.start)
                     }
                 } else {

@@ -19,6 +19,8 @@ enum Builtins {
         "duration": ["value": 2, "time": 4, "abs": 1],
         "latlng": ["value": 2],
         "hashing": ["crc32": 1, "crc32c": 1, "md5": 1, "sha256": 1],
+        // Storage rules read documents through these.
+        "firestore": ["get": 1, "exists": 1],
     ]
 }
 
@@ -125,6 +127,13 @@ extension Evaluator {
         try arity("\(ns).\(name)", args, n)
         if args.contains(where: \.isUnknown) { return .unknown }
         switch (ns, name) {
+        case ("firestore", _):
+            guard storage != nil else {
+                throw EvalError("firestore.\(name)() is for storage rules; Firestore rules use \(name)()")
+            }
+            let doc = try access(args[0], after: false)
+            if name == "get" { return doc.map { .lazy(LazyResource($0)) } ?? .null }
+            return .bool(doc != nil)
         case ("math", "abs"):
             switch args[0] {
             case .int(let i):

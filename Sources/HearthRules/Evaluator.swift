@@ -101,11 +101,27 @@ final class Evaluator {
     /// adds its parameters and bindings without allocating.
     private var locals: [(name: String, slot: Local)] = []
 
+    /// The storage request decided, when the rules are `service firebase.storage`'s: `request` and `resource`
+    /// are then the object's, and documents are read with `firestore.get()`/`firestore.exists()`.
+    let storage: StorageRulesRequest?
+
     init(program: RulesProgram, request: RulesRequest, lookup: any RulesDocumentLookup, access: AccessState?) {
         self.program = program
         self.request = request
         self.lookup = lookup
         self.sharedAccess = access
+        self.storage = nil
+    }
+
+    /// An evaluator for a storage request.
+    init(program: RulesProgram, storage: StorageRulesRequest, lookup: any RulesDocumentLookup) {
+        self.program = program
+        // The document request's slots a storage request shares: its caller, time and document-read limit.
+        self.request = RulesRequest(method: storage.method, path: DocumentPath(uncheckedSegments: ["b", storage.bucket]),
+                                    auth: storage.auth, time: storage.time)
+        self.lookup = lookup
+        self.sharedAccess = nil
+        self.storage = storage
     }
 
     /// Whether the rules read `request.time`, the one input of a decision that is not the request's path,
@@ -161,6 +177,11 @@ final class Evaluator {
         switch name {
         case "request":
             if let requestValue { return requestValue }
+            if let storage {
+                let value = RulesValue.lazy(LazyStorageRequest(storage))
+                requestValue = value
+                return value
+            }
             let made = LazyRequest(request)
             let value = RulesValue.lazy(made)
             lazyRequest = made
@@ -168,6 +189,11 @@ final class Evaluator {
             return value
         case "resource":
             if let resource { return resource }
+            if let storage {
+                let value: RulesValue = storage.resource.map { .lazy(LazyStorageObject($0)) } ?? .null
+                resource = value
+                return value
+            }
             let value: RulesValue = request.resource.map { .lazy(LazyResource($0)) }
                 ?? request.storedResource.map { .lazy(LazyStoredResource($0)) } ?? .null
             resource = value
@@ -576,6 +602,9 @@ final class Evaluator {
                 return try callFunction(index, args)
             }
             if argExprs.count == 1, let after = Self.readsAfterWrites(name) {
+                if storage != nil {
+                    throw EvalError("\(name)() is not available in storage rules; use firestore.get() or firestore.exists()")
+                }
                 // The document reads, without an argument list.
                 let path = try eval(argExprs[0], frame)
                 if path.isUnknown { return .unknown }

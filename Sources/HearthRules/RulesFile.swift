@@ -11,8 +11,11 @@ struct RulesFile: Sendable {
     var services: [ServiceDecl] = []
 }
 
-/// `service cloud.firestore { ... }`.
+/// `service cloud.firestore { ... }` or `service firebase.storage { ... }`.
 struct ServiceDecl: Sendable {
+    static let firestore = "cloud.firestore"
+    static let storage = "firebase.storage"
+
     var name: String
     var body: [Statement]
     var start: Int

@@ -41,4 +41,6 @@ public enum RulesLimits {
     public static let maxStringBytes = 1_048_576
     /// The database id rules see in `/databases/{database}/documents`.
     public static let databaseID = "(default)"
+    /// The one bucket storage rules see in `/b/{bucket}/o`.
+    public static let bucketID = "default"
 }

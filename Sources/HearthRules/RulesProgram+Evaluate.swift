@@ -32,27 +32,16 @@ extension RulesProgram {
     func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, access: AccessState?,
                   made: inout Evaluator?) -> RulesDecision {
         let elements = Self.pathElements(for: request)
+        guard request.method == .list else {
+            return decideEach(roots, elements, request.method, &made) {
+                Evaluator(program: self, request: request, lookup: lookup, access: access)
+            }
+        }
+
         var budget = RulesLimits.maxMatchBindings
         var bindings: [(name: String, value: RulesValue)] = []
         bindings.reserveCapacity(4)
         var lastDenial = RulesDenial.noRuleMatched
-
-        guard request.method == .list else {
-            // One document: each matching `allow` is decided as the walk finds it, in the order the walk
-            // finds them, and the first that holds ends the walk.
-            var outcome: Outcome = .undecided
-            for root in roots where outcome == .undecided {
-                collect(root, elements[...], &bindings, request.method, &budget) { allow, bindings, scope in
-                    switch decide(allow, bindings, scope, nil, &made, request, lookup, access, &lastDenial) {
-                    case .granted: outcome = .granted
-                    case .fatal: outcome = .fatal
-                    case .undecided: break
-                    }
-                    return outcome != .undecided
-                }
-            }
-            return outcome == .granted ? .allow : .deny(lastDenial)
-        }
 
         // A query: the same `allow`s are decided once per disjunct of its filter, so they are collected first.
         var candidates: [Candidate] = []
@@ -68,8 +57,8 @@ extension RulesProgram {
             let listResource: RulesValue = .map(["data": Self.partialData(disjunct), "id": .unknown, "__name__": .unknown])
             var granted = false
             for candidate in candidates {
-                switch decide(candidate.allow, candidate.bindings, candidate.scope, listResource, &made, request, lookup,
-                              access, &lastDenial) {
+                switch decide(candidate.allow, candidate.bindings, candidate.scope, listResource, &made,
+                              { Evaluator(program: self, request: request, lookup: lookup, access: access) }, &lastDenial) {
                 case .granted: granted = true
                 case .fatal: return .deny(lastDenial)
                 case .undecided: break
@@ -81,17 +70,52 @@ extension RulesProgram {
         return .allow
     }
 
+    /// Decides one request on `service firebase.storage`: allowed when any matching `allow` for its method
+    /// holds. `firestore.get()` and `firestore.exists()` read documents through `lookup`.
+    public func evaluateStorage(_ request: StorageRulesRequest, lookup: any RulesDocumentLookup) -> RulesDecision {
+        // As in Firebase, listing files takes rules_version 2.
+        if request.method == .list, version < 2 {
+            return .deny(RulesDenial(location: nil, expression: nil, reason: "listing files takes rules_version = '2'"))
+        }
+        var made: Evaluator?
+        return decideEach(storageRoots, request.rulesPath.map(PathElement.literal), request.method, &made) {
+            Evaluator(program: self, storage: request, lookup: lookup)
+        }
+    }
+
+    /// One object or document: each matching `allow` is decided as the walk finds it, in the order the walk
+    /// finds them, and the first that holds ends the walk. `makeEvaluator` makes the evaluator on the first
+    /// condition; it is reused for the rest of the request.
+    private func decideEach(_ roots: [Match], _ elements: [PathElement], _ method: RulesMethod, _ made: inout Evaluator?,
+                            _ makeEvaluator: () -> Evaluator) -> RulesDecision {
+        var budget = RulesLimits.maxMatchBindings
+        var bindings: [(name: String, value: RulesValue)] = []
+        bindings.reserveCapacity(4)
+        var lastDenial = RulesDenial.noRuleMatched
+        var outcome: Outcome = .undecided
+        for root in roots where outcome == .undecided {
+            collect(root, elements[...], &bindings, method, &budget) { allow, bindings, scope in
+                switch decide(allow, bindings, scope, nil, &made, makeEvaluator, &lastDenial) {
+                case .granted: outcome = .granted
+                case .fatal: outcome = .fatal
+                case .undecided: break
+                }
+                return outcome != .undecided
+            }
+        }
+        return outcome == .granted ? .allow : .deny(lastDenial)
+    }
+
     /// What deciding one `allow` came to: it holds, it does not (try the next), or evaluation must stop.
     private enum Outcome { case granted, undecided, fatal }
 
     /// Decides one matching `allow` with its wildcards bound; a denial is left in `lastDenial`. The evaluator
     /// is made on the first condition and reused for the rest of the request.
     private func decide(_ allow: Allow, _ bindings: [(name: String, value: RulesValue)], _ scope: FunctionScope,
-                        _ listResource: RulesValue?, _ made: inout Evaluator?, _ request: RulesRequest,
-                        _ lookup: any RulesDocumentLookup, _ access: AccessState?,
+                        _ listResource: RulesValue?, _ made: inout Evaluator?, _ makeEvaluator: () -> Evaluator,
                         _ lastDenial: inout RulesDenial) -> Outcome {
         guard let condition = allow.condition else { return .granted }
-        let evaluator = made ?? Evaluator(program: self, request: request, lookup: lookup, access: access)
+        let evaluator = made ?? makeEvaluator()
         made = evaluator
         if let listResource { evaluator.resource = listResource }
         evaluator.expressionsEvaluated = 0

@@ -77,16 +77,27 @@ public final class RulesProgram: Sendable {
 
     /// The rules language version, 1 or 2.
     public let version: Int
+    /// The `match` blocks of `service cloud.firestore`.
     let roots: [Match]
+    /// The `match` blocks of `service firebase.storage`.
+    let storageRoots: [Match]
+    /// Whether the file has a `service cloud.firestore` block.
+    public let servesFirestore: Bool
+    /// Whether the file has a `service firebase.storage` block: without one, only the admin key touches files.
+    public let servesStorage: Bool
     let functions: [Function]
     let file: RulesFile
     let source: SourceText
     /// Decisions of reads, reused while nothing they depend on changes (`evaluateRead`).
     let readDecisions = ReadDecisions()
 
-    private init(version: Int, roots: [Match], functions: [Function], file: RulesFile, source: SourceText) {
+    private init(version: Int, roots: [Match], storageRoots: [Match], functions: [Function], file: RulesFile,
+                 source: SourceText) {
         self.version = version
         self.roots = roots
+        self.storageRoots = storageRoots
+        servesFirestore = file.services.contains { $0.name == ServiceDecl.firestore }
+        servesStorage = file.services.contains { $0.name == ServiceDecl.storage }
         self.functions = functions
         self.file = file
         self.source = source
@@ -111,13 +122,15 @@ public final class RulesProgram: Sendable {
         }
         var builder = Builder(source: text)
         var roots: [Match] = []
-        // The file's top-level functions join the (one) service block's, as the checker scoped them.
-        var topLevel = file.functions.map(Statement.function)
+        var storageRoots: [Match] = []
+        // The file's top-level functions join each service block's, as the checker scoped them.
+        let topLevel = file.functions.map(Statement.function)
         for service in file.services {
-            roots += builder.buildBlock(topLevel + service.body, parentScope: FunctionScope())
-            topLevel = []
+            let built = builder.buildBlock(topLevel + service.body, parentScope: FunctionScope())
+            if service.name == ServiceDecl.storage { storageRoots += built } else { roots += built }
         }
-        return RulesProgram(version: file.version, roots: roots, functions: builder.functions, file: file, source: text)
+        return RulesProgram(version: file.version, roots: roots, storageRoots: storageRoots, functions: builder.functions,
+                            file: file, source: text)
     }
 
     /// The syntax tree printed deterministically, one node per line (for golden tests and `rules check`).

@@ -198,6 +198,25 @@ enum Schema {
         DROP TRIGGER IF EXISTS auth_revocations_trim;
         DROP TABLE IF EXISTS auth_revocations;
         """,
+        // Stored objects' metadata (`/v1/files`). The bytes live under the data folder's `files/blobs/`, named by
+        // their SHA-256; the index finds whether any object still names a blob. Names are UTF-8 bytes (a BLOB),
+        // so they sort and compare as Cloud Storage's do and a listing can skip past a common prefix.
+        """
+        CREATE TABLE files (
+            path BLOB PRIMARY KEY,
+            generation INTEGER NOT NULL,
+            metageneration INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            content_type TEXT NOT NULL,
+            sha256 BLOB NOT NULL,
+            md5 BLOB NOT NULL,
+            create_time INTEGER NOT NULL,
+            update_time INTEGER NOT NULL,
+            metadata BLOB NOT NULL,
+            token_hash BLOB NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX files_sha256 ON files(sha256);
+        """,
     ]
 
     /// The schema version that created the field index.

@@ -29,4 +29,11 @@ public protocol DocumentReader {
     func lastChange(to path: DocumentPath, atOrBefore sequence: Int64) throws -> ChangeRecord?
     /// The logged change with this sequence number, if the log still holds it.
     func change(atSequence sequence: Int64) throws -> ChangeRecord?
+    /// The stored object named `path`, or nil.
+    func file(at path: FilePath) throws -> StoredFile?
+    /// Up to `limit` stored objects whose names start with `prefix`, in name (UTF-8 byte) order, from `start`
+    /// on: names after `start`, or from it when `inclusive`.
+    func files(prefix: String, from start: [UInt8]?, inclusive: Bool, limit: Int) throws -> [StoredFile]
+    /// Whether any stored object names the bytes with this SHA-256.
+    func fileBlobNamed(_ sha256: [UInt8]) throws -> Bool
 }

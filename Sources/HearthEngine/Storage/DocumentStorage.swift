@@ -36,9 +36,18 @@ public protocol DocumentStorage: AnyObject, Sendable {
     var documentsScanned: Int { get }
     /// The storage's size on disk, in bytes.
     func sizeOnDisk() -> Int64
+    /// Where stored objects' bytes live; their metadata is in this storage (`DocumentReader.file(at:)`).
+    var blobs: any BlobStorage { get }
 }
 
 extension DocumentStorage {
+    /// Removes what a crash may have left of stored objects' bytes: temporary files, and blobs no object
+    /// names. Only the folder's owner may run it (a temporary file may be another writer's upload in flight).
+    @discardableResult
+    public func sweepBlobs() throws -> BlobSweep {
+        try blobs.sweep { sha256 in try pointRead { try $0.fileBlobNamed(sha256) } }
+    }
+
     /// `read(_:completion:)` for callers that are tasks.
     public func read<T: Sendable>(_ body: @escaping @Sendable (any DocumentReader) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in

@@ -18,4 +18,9 @@ public protocol DocumentWriter {
     func record(_ progress: ImportProgress) throws
     /// Forgets the progress recorded for an import's input file.
     func forgetImport(source: String) throws
+    /// Stores an object's metadata, replacing any under its name; its bytes must already be durable.
+    func putFile(_ file: StoredFile) throws
+    /// Deletes an object's metadata; returns whether it existed.
+    @discardableResult
+    func deleteFile(_ path: FilePath) throws -> Bool
 }

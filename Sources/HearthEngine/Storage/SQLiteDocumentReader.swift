@@ -39,4 +39,12 @@ struct SQLiteDocumentReader: DocumentReader {
     }
 
     func change(atSequence sequence: Int64) throws -> ChangeRecord? { try context.change(atSequence: sequence) }
+
+    func file(at path: FilePath) throws -> StoredFile? { try context.file(at: path) }
+
+    func files(prefix: String, from start: [UInt8]?, inclusive: Bool, limit: Int) throws -> [StoredFile] {
+        try context.files(prefix: prefix, from: start, inclusive: inclusive, limit: limit)
+    }
+
+    func fileBlobNamed(_ sha256: [UInt8]) throws -> Bool { try context.fileBlobNamed(sha256) }
 }

@@ -7,8 +7,14 @@ package final class SQLiteDocumentStorage: DocumentStorage {
     /// The store underneath (for the composition root and the store's own tests).
     package let store: Store
 
+    /// Stored objects' bytes, under the data folder's `files/`.
+    package let blobs: any BlobStorage
+
     /// Serves the engine from an open store.
-    package init(_ store: Store) { self.store = store }
+    package init(_ store: Store) {
+        self.store = store
+        blobs = DiskBlobStorage(directory: store.configuration.dataDirectory + "/files")
+    }
 
     package func read<T: Sendable>(_ body: @escaping @Sendable (any DocumentReader) throws -> T,
                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {

@@ -23,4 +23,9 @@ struct SQLiteDocumentWriter: DocumentWriter {
     func record(_ progress: ImportProgress) throws { try context.record(progress) }
 
     func forgetImport(source: String) throws { try context.forgetImport(source: source) }
+
+    func putFile(_ file: StoredFile) throws { try context.putFile(file) }
+
+    @discardableResult
+    func deleteFile(_ path: FilePath) throws -> Bool { try context.deleteFile(path) }
 }

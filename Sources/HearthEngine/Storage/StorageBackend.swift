@@ -14,7 +14,16 @@ package struct StorageBackend: Sendable {
     /// Opens (creating and migrating as needed) the storage a configuration describes.
     package static func open(_ configuration: StorageConfiguration, logger: Logger) throws -> StorageBackend {
         let store = try Store(configuration: Store.Configuration(configuration), logger: logger)
-        return StorageBackend(documents: SQLiteDocumentStorage(store), accounts: SQLiteAuthStorage(file: store, logger: logger))
+        let documents = SQLiteDocumentStorage(store)
+        // The folder's owner clears what a crash left of uploads; a tool that only reads must not (an upload
+        // of the running server may be in flight).
+        if configuration.dataFolderOwner != nil {
+            let swept = try documents.sweepBlobs()
+            if swept.temporaryFiles + swept.blobs > 0 {
+                logger.info("removed \(swept.temporaryFiles) unfinished upload(s) and \(swept.blobs) unnamed blob(s) left by an earlier run")
+            }
+        }
+        return StorageBackend(documents: documents, accounts: SQLiteAuthStorage(file: store, logger: logger))
     }
 }
 

@@ -1,0 +1,142 @@
+import HearthCore
+
+/// What a caller asks of the stored objects (`DatabaseOperation.file`), whichever way the request came in.
+public enum FileOperation: Sendable {
+    /// Create or replace an object from streamed bytes. Performed by `Database.perform(_:as:) async`, in the
+    /// caller's task, since it reads its bytes as they arrive.
+    case put(FileUpload)
+    /// Read an object: its metadata and a way to read its bytes. With a download token that matches the
+    /// object's, the rules are not asked (Firebase's download URL).
+    case get(FilePath, token: String?)
+    /// Change an object's content type or custom metadata, or rotate its download token.
+    case update(FilePath, FileMetadataChange)
+    /// Delete an object; done also when it is missing.
+    case delete(FilePath, ifMatch: String?)
+    /// One page of the objects under a prefix.
+    case list(FileListRequest)
+
+    /// Whether it writes.
+    public var writes: Bool {
+        switch self {
+        case .put, .update, .delete: return true
+        case .get, .list: return false
+        }
+    }
+}
+
+/// A put: the object's name, attributes and bytes, and its preconditions.
+public struct FileUpload: Sendable {
+    /// The content type given to a put without one.
+    public static let defaultContentType = "application/octet-stream"
+
+    /// The object's name.
+    public var path: FilePath
+    /// The declared content type (`request.resource.contentType`); nil for the default.
+    public var contentType: String?
+    /// Custom metadata.
+    public var metadata: [String: String]
+    /// The bytes, read once.
+    public var bytes: ByteChunks
+    /// More bytes than this are refused (`payload-too-large`), and nothing is stored.
+    public var maxSize: Int64
+    /// The stored object's etag must be this (`If-Match`).
+    public var ifMatch: String?
+    /// The object must not exist (`If-None-Match: *`).
+    public var ifNoneMatch: Bool
+    /// The SHA-256 the bytes must have, checked once they are in.
+    public var sha256: [UInt8]?
+
+    /// Makes a put.
+    public init(path: FilePath, contentType: String? = nil, metadata: [String: String] = [:], bytes: ByteChunks,
+                maxSize: Int64, ifMatch: String? = nil, ifNoneMatch: Bool = false, sha256: [UInt8]? = nil) {
+        self.path = path
+        self.contentType = contentType
+        self.metadata = metadata
+        self.bytes = bytes
+        self.maxSize = maxSize
+        self.ifMatch = ifMatch
+        self.ifNoneMatch = ifNoneMatch
+        self.sha256 = sha256
+    }
+}
+
+/// A change of an object's metadata; the bytes stay.
+public struct FileMetadataChange: Sendable {
+    /// The new content type, or nil to keep it.
+    public var contentType: String?
+    /// The new custom metadata (replacing all of it), or nil to keep it.
+    public var metadata: [String: String]?
+    /// Issue a new download token: links with the old one stop working.
+    public var rotateDownloadToken: Bool
+    /// The stored object's etag must be this.
+    public var ifMatch: String?
+
+    /// Makes a change.
+    public init(contentType: String? = nil, metadata: [String: String]? = nil, rotateDownloadToken: Bool = false,
+                ifMatch: String? = nil) {
+        self.contentType = contentType
+        self.metadata = metadata
+        self.rotateDownloadToken = rotateDownloadToken
+        self.ifMatch = ifMatch
+    }
+}
+
+/// A listing by prefix, Cloud Storage's way: with a delimiter, names with the delimiter after the prefix
+/// are rolled up into common prefixes.
+public struct FileListRequest: Sendable {
+    /// Most entries (objects and prefixes) a page may hold.
+    public static let maxPageSize = 1_000
+
+    /// Only names that start with this (any string, not only whole segments).
+    public var prefix: String
+    /// Usually `/`; nil or empty lists every name under the prefix.
+    public var delimiter: String?
+    /// Most entries (objects plus prefixes) in the page, 1 to 1,000.
+    public var pageSize: Int
+    /// Where to go on, from an earlier page's `nextPageToken`.
+    public var pageToken: String?
+
+    /// Makes a listing request.
+    public init(prefix: String = "", delimiter: String? = nil, pageSize: Int = maxPageSize, pageToken: String? = nil) {
+        self.prefix = prefix
+        self.delimiter = delimiter
+        self.pageSize = pageSize
+        self.pageToken = pageToken
+    }
+}
+
+/// What a file operation came to.
+public enum FileOutcome: Sendable {
+    /// A put or a metadata change.
+    case written(FileWritten)
+    /// A read.
+    case read(FileRead)
+    /// A delete: whether the object existed.
+    case deleted(existed: Bool)
+    /// A page of a listing.
+    case listed(FileListing)
+}
+
+/// An object written.
+public struct FileWritten: Sendable {
+    /// Its metadata after the write.
+    public var file: StoredFile
+    /// True when the put created it (201), false when it replaced or changed one (200).
+    public var created: Bool
+    /// The new download token, in clear: given once, when issued (by a put, or a rotation); only its hash is
+    /// stored.
+    public var downloadToken: String?
+}
+
+/// An object read: its metadata and its bytes, open (a later replacement or delete does not tear them).
+public struct FileRead: Sendable {
+    /// The metadata.
+    public var file: StoredFile
+    /// The open bytes.
+    public let handle: any BlobHandle
+
+    /// The bytes of `range` (all of them when nil), read as they are consumed.
+    public func bytes(_ range: Range<Int64>? = nil) -> ByteChunks {
+        handle.chunks(range ?? 0..<handle.size)
+    }
+}

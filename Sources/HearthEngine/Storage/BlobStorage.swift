@@ -1,0 +1,82 @@
+import HearthCore
+
+/// Where stored objects' bytes live, named by their SHA-256 so identical bytes are stored once. The metadata
+/// that names them is the document storage's (`DocumentWriter.putFile`); the order of the two is what keeps
+/// a crash harmless: bytes are durable under their name before any metadata row names them, and bytes no
+/// row names are removed (`release`, and `sweep` after a crash).
+///
+/// Between `keep` and the commit of the row that names a blob (or the decision not to write it), the blob is
+/// pinned: `release` and `sweep` never remove a pinned blob, so two uploads of the same bytes, or an upload
+/// and a delete, cannot remove bytes a row is about to name.
+public protocol BlobStorage: AnyObject, Sendable {
+    /// Writes the chunks to a new temporary file, hashing as it goes, then syncs it. Refuses (and removes the
+    /// file) once more than `maxSize` bytes arrive, or when the chunks fail (a client gone mid-upload).
+    func receive(_ chunks: ByteChunks, maxSize: Int64) async throws -> ReceivedBlob
+    /// Makes received bytes durable under their SHA-256 (renamed into place and the folder synced, or dropped
+    /// when those bytes are already stored), and pins them until `unpin`.
+    func keep(_ received: ReceivedBlob) throws
+    /// Removes received bytes that will not be kept.
+    func discard(_ received: ReceivedBlob)
+    /// Keeps a blob from being removed until as many `unpin`s.
+    func pin(_ sha256: [UInt8])
+    /// Ends one `pin` or `keep`.
+    func unpin(_ sha256: [UInt8])
+    /// Opens a blob for reading; nil when it is not stored.
+    func open(_ sha256: [UInt8]) throws -> (any BlobHandle)?
+    /// Removes a blob unless it is pinned or `isNamed` says an object still names it.
+    func release(_ sha256: [UInt8], isNamed: ([UInt8]) throws -> Bool) throws
+    /// Removes every temporary file and every blob `isNamed` says no object names: what a crash left.
+    func sweep(isNamed: ([UInt8]) throws -> Bool) throws -> BlobSweep
+}
+
+/// Bytes received and synced to a temporary file, with their digests.
+public struct ReceivedBlob: Sendable {
+    /// SHA-256 of the bytes.
+    public let sha256: [UInt8]
+    /// MD5 of the bytes (Cloud Storage's `md5Hash`).
+    public let md5: [UInt8]
+    /// How many bytes.
+    public let size: Int64
+    /// The temporary file.
+    let temporaryPath: String
+}
+
+/// What a sweep removed.
+public struct BlobSweep: Sendable, Equatable {
+    /// Temporary files of uploads that never finished.
+    public var temporaryFiles: Int
+    /// Blobs no object named.
+    public var blobs: Int
+}
+
+/// An open blob: reads by offset, closed when the last reference goes.
+public protocol BlobHandle: AnyObject, Sendable {
+    /// The blob's size in bytes.
+    var size: Int64 { get }
+    /// Up to `count` bytes from `offset` (fewer only at the end).
+    func read(offset: Int64, count: Int) throws -> [UInt8]
+}
+
+extension BlobHandle {
+    /// The bytes of `range` as chunks of at most `chunkSize`, read as they are consumed.
+    public func chunks(_ range: Range<Int64>, chunkSize: Int = 64 * 1024) -> ByteChunks {
+        let position = Position(range.lowerBound)
+        return ByteChunks { [self] in
+            let offset = position.value
+            guard offset < range.upperBound else { return nil }
+            let count = Int(min(Int64(chunkSize), range.upperBound - offset))
+            let bytes = try read(offset: offset, count: count)
+            guard bytes.count == count else {
+                throw HearthError.internal("stored bytes ended at \(offset + Int64(bytes.count)) of \(range.upperBound)")
+            }
+            position.value = offset + Int64(count)
+            return bytes
+        }
+    }
+}
+
+/// A read position advanced by the one task consuming the chunks.
+private final class Position: @unchecked Sendable {
+    var value: Int64
+    init(_ value: Int64) { self.value = value }
+}

@@ -1,0 +1,212 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Crypto
+import Foundation
+import HearthAuth
+import HearthCore
+
+/// Blobs as files under a folder (the data folder's `files/`): `tmp/` holds uploads being received, and
+/// `blobs/ab/abcdef…` each stored blob, named by the lowercase hex of its SHA-256 (the first two digits a
+/// folder of their own, so no folder holds millions of names). A received file is synced before it is
+/// renamed into place and the folder synced after, so a blob a row names is whole on disk.
+final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
+    let directory: String
+    var temporaryDirectory: String { directory + "/tmp" }
+    var blobDirectory: String { directory + "/blobs" }
+
+    /// Pins by SHA-256; `lock` also makes "check the pins, then remove" and "pin, then look for the blob"
+    /// exclusive, so a blob is never removed under a `keep` that found it.
+    private var pins: [[UInt8]: Int] = [:]
+    private let lock = NSLock()
+
+    init(directory: String) { self.directory = directory }
+
+    func blobPath(_ sha256: [UInt8]) -> String {
+        let hex = StoredFile.hex(sha256)
+        return "\(blobDirectory)/\(hex.prefix(2))/\(hex)"
+    }
+
+    func receive(_ chunks: ByteChunks, maxSize: Int64) async throws -> ReceivedBlob {
+        try makeDirectory(temporaryDirectory)
+        let path = "\(temporaryDirectory)/\(makeAutoID()).part"
+        let fd = systemOpen(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw HearthError.internal("cannot create \(path): \(Self.errnoText())") }
+        var closed = false
+        var sha = SHA256()
+        var md5 = Insecure.MD5()
+        var size: Int64 = 0
+        do {
+            for try await chunk in chunks {
+                size += Int64(chunk.count)
+                guard size <= maxSize else {
+                    throw HearthError.payloadTooLarge("the file is larger than the limit of \(maxSize) bytes")
+                }
+                sha.update(data: chunk)
+                md5.update(data: chunk)
+                try Self.writeAll(fd, chunk, path)
+            }
+            guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(path): \(Self.errnoText())") }
+            closed = true
+            guard close(fd) == 0 else { throw HearthError.internal("cannot close \(path): \(Self.errnoText())") }
+        } catch {
+            if !closed { close(fd) }
+            unlink(path)
+            throw error
+        }
+        return ReceivedBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size, temporaryPath: path)
+    }
+
+    func keep(_ received: ReceivedBlob) throws {
+        let target = blobPath(received.sha256)
+        lock.lock()
+        defer { lock.unlock() }
+        pins[received.sha256, default: 0] += 1
+        do {
+            if access(target, F_OK) == 0 {
+                // The same bytes are stored already: one copy serves every name.
+                unlink(received.temporaryPath)
+                return
+            }
+            let folder = (target as NSString).deletingLastPathComponent
+            try makeDirectory(folder)
+            guard rename(received.temporaryPath, target) == 0 else {
+                throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
+            }
+            try Self.syncDirectory(folder)
+        } catch {
+            pins[received.sha256, default: 1] -= 1
+            if pins[received.sha256] == 0 { pins[received.sha256] = nil }
+            unlink(received.temporaryPath)
+            throw error
+        }
+    }
+
+    func discard(_ received: ReceivedBlob) { unlink(received.temporaryPath) }
+
+    func pin(_ sha256: [UInt8]) {
+        lock.lock()
+        pins[sha256, default: 0] += 1
+        lock.unlock()
+    }
+
+    func unpin(_ sha256: [UInt8]) {
+        lock.lock()
+        if let n = pins[sha256] { pins[sha256] = n > 1 ? n - 1 : nil }
+        lock.unlock()
+    }
+
+    func open(_ sha256: [UInt8]) throws -> (any BlobHandle)? {
+        let path = blobPath(sha256)
+        let fd = systemOpen(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw HearthError.internal("cannot open \(path): \(Self.errnoText())")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            close(fd)
+            throw HearthError.internal("cannot read the size of \(path): \(Self.errnoText())")
+        }
+        return DiskBlobHandle(fd: fd, size: Int64(info.st_size))
+    }
+
+    func release(_ sha256: [UInt8], isNamed: ([UInt8]) throws -> Bool) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard pins[sha256] == nil, try !isNamed(sha256) else { return }
+        unlink(blobPath(sha256))
+    }
+
+    func sweep(isNamed: ([UInt8]) throws -> Bool) throws -> BlobSweep {
+        var swept = BlobSweep(temporaryFiles: 0, blobs: 0)
+        let files = FileManager.default
+        for name in (try? files.contentsOfDirectory(atPath: temporaryDirectory)) ?? [] {
+            if unlink("\(temporaryDirectory)/\(name)") == 0 { swept.temporaryFiles += 1 }
+        }
+        for folder in (try? files.contentsOfDirectory(atPath: blobDirectory)) ?? [] {
+            for name in (try? files.contentsOfDirectory(atPath: "\(blobDirectory)/\(folder)")) ?? [] {
+                // A name that is no SHA-256 is no blob of ours: left alone.
+                guard name.utf8.count == 64, let hash = TokenHash(hex: name)?.bytes else { continue }
+                lock.lock()
+                defer { lock.unlock() }
+                if pins[hash] == nil, try !isNamed(hash), unlink("\(blobDirectory)/\(folder)/\(name)") == 0 {
+                    swept.blobs += 1
+                }
+            }
+        }
+        return swept
+    }
+
+    // MARK: Files
+
+    private func makeDirectory(_ path: String) throws {
+        if access(path, F_OK) == 0 { return }
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        // The new folder's name must be durable too before a blob in it is named.
+        try Self.syncDirectory((path as NSString).deletingLastPathComponent)
+    }
+
+    static func syncDirectory(_ path: String) throws {
+        let fd = systemOpen(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw HearthError.internal("cannot open \(path): \(errnoText())") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(path): \(errnoText())") }
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], _ path: String) throws {
+        try bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw HearthError.internal("cannot write \(path): \(errnoText())")
+                }
+                done += n
+            }
+        }
+    }
+
+    static func errnoText() -> String { String(cString: strerror(errno)) }
+}
+
+/// An open blob file.
+final class DiskBlobHandle: BlobHandle, @unchecked Sendable {
+    let fd: Int32
+    let size: Int64
+
+    init(fd: Int32, size: Int64) {
+        self.fd = fd
+        self.size = size
+    }
+
+    deinit { close(fd) }
+
+    func read(offset: Int64, count: Int) throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw HearthError.internal("cannot read stored bytes: \(DiskBlobStorage.errnoText())")
+            }
+            if n == 0 { break }
+            done += n
+        }
+        if done < count { out.removeLast(count - done) }
+        return out
+    }
+}
+
+/// `open(2)`, named apart from `DiskBlobStorage.open`.
+private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+    #if canImport(Glibc)
+    return Glibc.open(path, flags, mode)
+    #else
+    return Darwin.open(path, flags, mode)
+    #endif
+}

@@ -1,0 +1,56 @@
+import HearthCore
+import HearthEngine
+
+/// Each file operation as a typed call, for tests that drive the engine without HTTP: every one is
+/// `perform(.file(...))`.
+extension Database {
+    /// A put of `bytes` (in chunks of `chunkSize`).
+    public func putFile(_ path: String, _ bytes: [UInt8], as identity: Identity, contentType: String? = nil,
+                        metadata: [String: String] = [:], maxSize: Int64 = 1 << 30, ifMatch: String? = nil,
+                        ifNoneMatch: Bool = false, sha256: [UInt8]? = nil, chunkSize: Int = 64 * 1_024) async throws -> FileWritten {
+        let upload = FileUpload(path: try FilePath(path), contentType: contentType, metadata: metadata,
+                                bytes: ByteChunks(bytes, chunkSize: chunkSize), maxSize: maxSize, ifMatch: ifMatch,
+                                ifNoneMatch: ifNoneMatch, sha256: sha256)
+        return try await putFile(upload, as: identity)
+    }
+
+    /// A put.
+    public func putFile(_ upload: FileUpload, as identity: Identity) async throws -> FileWritten {
+        guard case .written(let written) = try await performFile(.put(upload), as: identity) else { throw Self.unexpected }
+        return written
+    }
+
+    /// A read: the metadata and the bytes of `range` (all when nil).
+    public func readFile(_ path: String, as identity: Identity, token: String? = nil,
+                         range: Range<Int64>? = nil) async throws -> (file: StoredFile, bytes: [UInt8]) {
+        guard case .read(let read) = try await performFile(.get(try FilePath(path), token: token), as: identity) else {
+            throw Self.unexpected
+        }
+        return (read.file, try await read.bytes(range).collect())
+    }
+
+    /// A metadata change.
+    public func updateFile(_ path: String, _ change: FileMetadataChange, as identity: Identity) async throws -> FileWritten {
+        guard case .written(let written) = try await performFile(.update(try FilePath(path), change), as: identity) else {
+            throw Self.unexpected
+        }
+        return written
+    }
+
+    /// A delete; whether the object existed.
+    @discardableResult
+    public func deleteFile(_ path: String, as identity: Identity, ifMatch: String? = nil) async throws -> Bool {
+        guard case .deleted(let existed) = try await performFile(.delete(try FilePath(path), ifMatch: ifMatch), as: identity) else {
+            throw Self.unexpected
+        }
+        return existed
+    }
+
+    /// One page of a listing.
+    public func listFiles(prefix: String = "", delimiter: String? = nil, pageSize: Int = FileListRequest.maxPageSize,
+                          pageToken: String? = nil, as identity: Identity) async throws -> FileListing {
+        let request = FileListRequest(prefix: prefix, delimiter: delimiter, pageSize: pageSize, pageToken: pageToken)
+        guard case .listed(let listing) = try await performFile(.list(request), as: identity) else { throw Self.unexpected }
+        return listing
+    }
+}
