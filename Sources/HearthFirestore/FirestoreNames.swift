@@ -1,14 +1,23 @@
 import HearthCore
 
-/// A database as Firestore's resource names give it: `projects/{project}/databases/{database}`. Hearth serves
-/// one database, `(default)`, whatever the project id (as Firestore's emulator does); its documents are those of
-/// `/v1/docs`. Another database id answers NOT_FOUND (docs/firestore-compat.md, Databases).
+/// A database as Firestore's resource names give it: `projects/{project}/databases/{database}`. The project id
+/// names no namespace (as in Firestore's emulator, every project reaches the same data). `(default)` is the
+/// documents of `/v1/docs`; another database is a namespace of its own, made on first use: its documents are
+/// stored under the document `__databases__/{database}`, which no HTTP path can name, since ids matching
+/// `__.*__` are reserved (docs/firestore-compat.md, Databases).
 struct FirestoreDatabase: Sendable, Equatable {
     var project: String
     var database: String
 
-    /// The database id Hearth serves.
+    /// The database id of the documents of `/v1/docs`.
     static let defaultID = "(default)"
+    /// The root collection that holds the named databases' documents.
+    static let namespaceCollection = "__databases__"
+
+    /// The segments every stored path of this database starts with (none for `(default)`).
+    var prefix: [String] { database == Self.defaultID ? [] : [Self.namespaceCollection, database] }
+    /// The document the database's root collections are stored under (nil for `(default)`).
+    var rootDocument: DocumentPath? { prefix.isEmpty ? nil : DocumentPath(uncheckedSegments: prefix) }
 
     /// `projects/{p}/databases/{d}`.
     var name: String { "projects/\(project)/databases/\(database)" }
@@ -30,10 +39,15 @@ struct FirestoreDatabase: Sendable, Equatable {
         try checkServed()
     }
 
-    /// Only `(default)` is served; a named database is refused the same way wherever it appears.
+    /// A database id is `(default)` or Firestore's form: 4 to 63 characters of lowercase letters, digits and
+    /// hyphens, starting with a letter.
     func checkServed() throws(HearthError) {
-        guard database == Self.defaultID else {
-            throw .notFound("database '\(database.prefix(100))' does not exist: Hearth serves only the (default) database")
+        if database == Self.defaultID { return }
+        let bytes = Array(database.utf8)
+        let valid = (4...63).contains(bytes.count) && (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(bytes[0])
+            && bytes.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") }
+        guard valid else {
+            throw .invalidArgument("'\(database.prefix(100))' is not a database id: use (default), or 4 to 63 lowercase letters, digits and hyphens starting with a letter")
         }
     }
 
@@ -62,18 +76,27 @@ struct FirestoreDatabase: Sendable, Equatable {
         guard !segments.isEmpty, segments.count % 2 == 0 else {
             throw .invalidArgument("'\(name.prefix(200))' is not a document name: a document path has an even number of segments")
         }
-        return DocumentPath(uncheckedSegments: segments)
+        return DocumentPath(uncheckedSegments: prefix + segments)
     }
 
-    /// The document a `parent` names (nil for the root, `.../documents`).
+    /// The stored document a `parent` names: the root's is `rootDocument` (nil for `(default)`).
     func parentDocument(_ name: String) throws(HearthError) -> DocumentPath? {
         let (other, segments) = try Self.split(name)
         try checkSame(other, name)
-        if segments.isEmpty { return nil }
+        if segments.isEmpty { return rootDocument }
         guard segments.count % 2 == 0 else {
             throw .invalidArgument("parent '\(name.prefix(200))' must be a document or the database's documents root")
         }
-        return DocumentPath(uncheckedSegments: segments)
+        return DocumentPath(uncheckedSegments: prefix + segments)
+    }
+
+    /// The database a stored path belongs to, and the path inside it.
+    func unprefixed(_ path: DocumentPath) -> (database: String, segments: ArraySlice<String>) {
+        let segments = path.segments[...]
+        if segments.count > 2, segments.first == Self.namespaceCollection {
+            return (segments[segments.startIndex + 1], segments.dropFirst(2))
+        }
+        return (Self.defaultID, segments)
     }
 
     func checkSame(_ other: FirestoreDatabase, _ name: String) throws(HearthError) {
@@ -82,8 +105,11 @@ struct FirestoreDatabase: Sendable, Equatable {
         }
     }
 
-    /// A document's full name.
-    func name(of path: DocumentPath) -> String { documentsRoot + "/" + path.description }
+    /// A stored document's full name, in the database its path belongs to.
+    func name(of path: DocumentPath) -> String {
+        let (database, segments) = unprefixed(path)
+        return "projects/\(project)/databases/\(database)/documents/" + segments.joined(separator: "/")
+    }
 }
 
 /// The database a parent or document name belongs to (for requests that carry no `database` field).

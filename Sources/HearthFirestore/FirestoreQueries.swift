@@ -106,6 +106,12 @@ extension FirestoreDatabase {
         }
         var query = try query(structured, parent: parent)
         query.select = nil
+        // Firestore's own wording for these two mistakes, which clients match on.
+        if proto.aggregations.isEmpty { throw .invalidArgument("Aggregations can not be empty.") }
+        let aliases = proto.aggregations.map(\.alias).filter { !$0.isEmpty }
+        if Set(aliases).count != aliases.count {
+            throw .invalidArgument("Aggregation aliases contain duplicate alias.")
+        }
         var named: [AggregateQuery.Named] = []
         for (k, a) in proto.aggregations.enumerated() {
             // Firestore names an aggregation without an alias field_<n>.

@@ -316,7 +316,8 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
                 throw HearthError.invalidArgument("RunQuery needs a structured_query")
             }
             try Self.checkServed(structured, explain: message.hasExplainOptions)
-            let query = try db.query(structured, parent: message.parent)
+            let kindless = try db.kindless(structured, parent: message.parent)
+            let query = kindless == nil ? try db.query(structured, parent: message.parent) : nil
             var named: Data?
             var begin = false
             var readTime = false
@@ -328,7 +329,13 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
             }
             let (transaction, begun) = try await readTransaction(named: named, begin: begin, readTime: readTime, caller,
                                                                  peer: context.remotePeer)
-            guard case .queried(let result) = try await perform(.query(query, transaction: transaction), caller) else {
+            let result: (documents: [StoredDocument], readTime: Timestamp)
+            if let kindless {
+                if transaction != nil { throw HearthError.invalidArgument("a kindless query cannot run in a transaction") }
+                result = try await run(kindless, caller)
+            } else if let query, case .queried(let queried) = try await perform(.query(query, transaction: transaction), caller) {
+                result = (queried.documents, queried.readTime)
+            } else {
                 preconditionFailure("a query comes to documents")
             }
             let readTimeProto = FirestoreDatabase.proto(result.readTime)
@@ -402,7 +409,9 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
             }
             // Pages by id: the token is the last id of the page before.
             let after = message.pageToken
-            var remaining = ids.sorted(by: { compareUTF8($0, $1) < 0 }).filter { after.isEmpty || compareUTF8($0, after) > 0 }
+            // The named databases' collection is no collection of the (default) database.
+            let visible = parent == nil ? ids.filter { $0 != FirestoreDatabase.namespaceCollection } : ids
+            var remaining = visible.sorted(by: { compareUTF8($0, $1) < 0 }).filter { after.isEmpty || compareUTF8($0, after) > 0 }
             var response = Google_Firestore_V1_ListCollectionIdsResponse()
             if message.pageSize > 0, remaining.count > Int(message.pageSize) {
                 remaining = Array(remaining.prefix(Int(message.pageSize)))

@@ -22,8 +22,7 @@ extension FirestoreDatabase {
                 guard !segments.isEmpty, segments.count % 2 == 0 else {
                     throw HearthError.invalidArgument("a reference names a document (an even number of segments)")
                 }
-                _ = database
-                return .reference(DocumentPath(uncheckedSegments: segments))
+                return .reference(DocumentPath(uncheckedSegments: database.prefix + segments))
             } catch {
                 throw .invalidArgument("\(field): '\(name.prefix(200))' is not a document reference: \(error.message)")
             }

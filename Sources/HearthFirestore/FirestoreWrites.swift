@@ -97,8 +97,8 @@ extension FirestoreDatabase {
     func proto(_ result: CommitResult) -> (results: [Google_Firestore_V1_WriteResult], commitTime: Google_Protobuf_Timestamp) {
         let results = result.writeResults.map { write in
             var out = Google_Firestore_V1_WriteResult()
-            // A delete reports the commit time, as Firestore does.
-            out.updateTime = Self.proto(write.updateTime ?? result.commitTime)
+            // A delete (or a write that left no document) has no update time, as in Firestore.
+            if let updateTime = write.updateTime { out.updateTime = Self.proto(updateTime) }
             out.transformResults = write.transformResults.map(proto)
             return out
         }
