@@ -41,8 +41,34 @@ extension FirestoreDatabase {
             query.limit = Int(proto.limit.value)
         }
         if proto.hasSelect { query.select = try proto.select.fields.map { f throws(HearthError) in try Self.field(f) } }
+        if !prefix.isEmpty { storedNames(&query) }
         try query.validate()
         return query
+    }
+
+    /// In a named database, the `__name__` values of the filters and cursors as stored paths.
+    func storedNames(_ query: inout Query) {
+        func fix(_ filter: Filter) -> Filter {
+            switch filter {
+            case .field(var f):
+                if f.field.isDocumentName {
+                    f.value = f.op.takesList ? .array(f.values.map(stored)) : stored(f.value)
+                }
+                return .field(f)
+            case .and(let items): return .and(items.map(fix))
+            case .or(let items): return .or(items.map(fix))
+            }
+        }
+        query.filter = query.filter.map(fix)
+        let order = query.normalizedOrder
+        for keyPath in [\Query.start, \Query.end] {
+            guard var cursor = query[keyPath: keyPath], case .values(var values) = cursor.position else { continue }
+            for k in values.indices where k < order.count && order[k].field.isDocumentName {
+                values[k] = stored(values[k])
+            }
+            cursor.position = .values(values)
+            query[keyPath: keyPath] = cursor
+        }
     }
 
     static func field(_ proto: Google_Firestore_V1_StructuredQuery.FieldReference) throws(HearthError) -> FieldPath {
@@ -94,7 +120,9 @@ extension FirestoreDatabase {
             case .isNull: return .field(FieldFilter(field: field, op: .equal, value: .null))
             case .isNan: return .field(FieldFilter(field: field, op: .equal, value: .double(.nan)))
             case .isNotNull: return .field(FieldFilter(field: field, op: .notEqual, value: .null))
-            case .isNotNan: return .field(FieldFilter(field: field, op: .notEqual, value: .double(.nan)))
+            // Firestore's IS_NOT_NAN matches the numbers that are not NaN (not null, not other types): every
+            // number from -Infinity up, NaN sorting below it.
+            case .isNotNan: return .field(FieldFilter(field: field, op: .greaterThanOrEqual, value: .double(-.infinity)))
             case .unspecified, .UNRECOGNIZED: throw .invalidArgument("Invalid query. Unknown unary filter operator on '\(field)'")
             }
         }
@@ -126,6 +154,19 @@ extension FirestoreDatabase {
             case .avg(let avg)?:
                 named.append(.init(alias, .avg(try Self.field(avg.field))))
             }
+        }
+        // A limited sum or average over one field, with no order asked, reads that field's index in Firestore,
+        // so the documents it aggregates are the first by that field's value (and those that have the field).
+        let fields = Set(named.compactMap { a -> FieldPath? in
+            switch a.aggregation {
+            case .sum(let f), .avg(let f): return f
+            case .count: return nil
+            }
+        })
+        let onlyThatField = named.allSatisfy { if case .count = $0.aggregation { false } else { true } }
+        if fields.count == 1, let field = fields.first, onlyThatField, query.limit != nil, structured.orderBy.isEmpty,
+           !structured.hasStartAt, !structured.hasEndAt, query.inequalityFields.isEmpty {
+            query.orderBy = [Query.Order(field)]
         }
         let aggregate = AggregateQuery(query: query, aggregations: named)
         try aggregate.validate()

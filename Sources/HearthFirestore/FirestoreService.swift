@@ -163,6 +163,10 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
             let pageSize = message.pageSize == 0 ? Limits.maxPageSize : min(Int(message.pageSize), Limits.maxPageSize)
             let mask = try message.hasMask ? FirestoreDatabase.mask(message.mask) : nil
             let token = message.pageToken.isEmpty ? nil : message.pageToken
+            if message.showMissing {
+                if transaction != nil { throw HearthError.invalidArgument("show_missing cannot be asked in a transaction") }
+                return try await listWithMissing(collection, pageSize: pageSize, after: token, db: db, mask: mask, caller)
+            }
             guard case .page(let page) = try await perform(.list(collection, pageSize: pageSize, pageToken: token,
                                                                  transaction: transaction), caller) else {
                 preconditionFailure("a listing comes to a page")
@@ -172,6 +176,41 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
             response.nextPageToken = page.nextPageToken ?? ""
             return response
         }
+    }
+
+    /// A listing with `show_missing`: the collection's documents and, as names only, the missing documents that
+    /// have documents below them, in id order; the page token is the last id of the page before.
+    func listWithMissing(_ collection: CollectionPath, pageSize: Int, after: String?, db: FirestoreDatabase,
+                         mask: [FieldPath]?, _ caller: FirestoreCaller) async throws -> Google_Firestore_V1_ListDocumentsResponse {
+        var present: [String: StoredDocument] = [:]
+        var ids = Set<String>()
+        var cursor: DocumentPath?
+        let depth = collection.segments.count
+        while true {
+            guard case .queried(let result) = try await perform(
+                .documentsBelow(prefix: collection.segments, after: cursor, limit: Limits.maxPageSize), caller) else {
+                preconditionFailure("reading documents comes to documents")
+            }
+            for doc in result.documents {
+                let id = doc.path.segments[depth]
+                ids.insert(id)
+                if doc.path.segments.count == depth + 1 { present[id] = doc }
+            }
+            guard result.documents.count == Limits.maxPageSize, let last = result.documents.last else { break }
+            cursor = last.path
+        }
+        var ordered = ids.sorted { compareUTF8($0, $1) < 0 }
+        if let after { ordered = ordered.filter { compareUTF8($0, after) > 0 } }
+        var response = Google_Firestore_V1_ListDocumentsResponse()
+        for id in ordered.prefix(pageSize) {
+            if let stored = present[id] {
+                response.documents.append(try db.proto(stored, mask: mask))
+            } else {
+                response.documents.append(.with { $0.name = db.name(of: DocumentPath(uncheckedSegments: collection.segments + [id])) })
+            }
+        }
+        if ordered.count > pageSize, let last = ordered.prefix(pageSize).last { response.nextPageToken = last }
+        return response
     }
 
     func createDocument(request: ServerRequest<Google_Firestore_V1_CreateDocumentRequest>,

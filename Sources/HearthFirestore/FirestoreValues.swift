@@ -4,8 +4,9 @@ import HearthFirestoreProtos
 import SwiftProtobuf
 
 /// Firestore's `Value` messages and Hearth's values, both ways. Incoming values are checked as the HTTP API
-/// checks its JSON (field names, nesting depth, geopoint ranges, timestamp range); references name documents of
-/// the served database, in any project.
+/// checks its JSON (field names, nesting depth, geopoint ranges, timestamp range); a reference names a document
+/// of the request's database (in any project) and is stored relative to it; only `__name__` values, which are
+/// compared with stored paths, carry the database's prefix (`FirestoreDatabase.stored`).
 extension FirestoreDatabase {
     func value(_ proto: Google_Firestore_V1_Value, field: String, depth: Int = 0) throws(HearthError) -> Value {
         switch proto.valueType {
@@ -22,7 +23,11 @@ extension FirestoreDatabase {
                 guard !segments.isEmpty, segments.count % 2 == 0 else {
                     throw HearthError.invalidArgument("a reference names a document (an even number of segments)")
                 }
-                return .reference(DocumentPath(uncheckedSegments: database.prefix + segments))
+                // A reference is stored relative to its database, so that it reads back through any face.
+                guard database.database == self.database else {
+                    throw HearthError.invalidArgument("a reference must name a document of the same database (\(self.database))")
+                }
+                return .reference(DocumentPath(uncheckedSegments: segments))
             } catch {
                 throw .invalidArgument("\(field): '\(name.prefix(200))' is not a document reference: \(error.message)")
             }
@@ -84,6 +89,14 @@ extension FirestoreDatabase {
         return stamp
     }
 
+    /// A `__name__` value as the stored path it is compared with.
+    func stored(_ value: Value) -> Value {
+        if case .reference(let path) = value, !prefix.isEmpty {
+            return .reference(DocumentPath(uncheckedSegments: prefix + path.segments))
+        }
+        return value
+    }
+
     // MARK: Out
 
     func proto(_ value: Value) -> Google_Firestore_V1_Value {
@@ -96,7 +109,7 @@ extension FirestoreDatabase {
         case .timestamp(let t): out.timestampValue = Self.proto(t)
         case .string(let s): out.stringValue = s
         case .bytes(let b): out.bytesValue = Data(b)
-        case .reference(let path): out.referenceValue = name(of: path)
+        case .reference(let path): out.referenceValue = documentsRoot + "/" + path.description
         case .geoPoint(let g):
             var latLng = Google_Type_LatLng()
             latLng.latitude = g.latitude

@@ -51,7 +51,13 @@ extension FirestoreDatabase {
         switch proto.conditionType {
         case nil: return nil
         case .exists(let exists)?: return .exists(exists)
-        case .updateTime(let t)?: return .updateTime(try Self.timestamp(t, field: "current_document.update_time"))
+        case .updateTime(let t)?:
+            let time = try Self.timestamp(t, field: "current_document.update_time")
+            // No document can have been updated at a time still to come: Firestore refuses such a precondition.
+            if time > Timestamp.now() {
+                throw .invalidArgument("current_document.update_time \(time) is in the future")
+            }
+            return .updateTime(time)
         }
     }
 
