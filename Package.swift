@@ -86,7 +86,10 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthTesting", dependencies: [
-            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer",
+            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer", "HearthFirestoreProtos",
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -123,6 +126,11 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "HearthFirestoreProtosTests", dependencies: [
             "HearthFirestoreProtos",
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+        ], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthFirestoreTests", dependencies: [
+            "HearthCore", "HearthEngine", "HearthServer", "HearthFirestore", "HearthFirestoreProtos", "HearthTesting",
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
         ], swiftSettings: swiftSettings),
