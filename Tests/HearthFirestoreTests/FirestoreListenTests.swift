@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCore
 import HearthCore
+import HearthEngine
 import HearthFirestoreProtos
 import HearthServer
 import HearthTesting
@@ -105,6 +106,34 @@ import Testing
                 #expect(response.targetChange.targetChangeType == .remove)
                 #expect(response.targetChange.targetIds == [3])
                 #expect(response.targetChange.cause.code == Int32(RPCError.Code.invalidArgument.rawValue))
+                await listener.close()
+            }
+        }
+    }
+
+    @Test func targetsPastTheLimitAreRemovedAsResourceExhausted() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, _ in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
+                let limit = ListenConfiguration().maxTargetsPerConnection
+                let listener = firestore.listen()
+                for id in 1...Int32(limit + 20) {
+                    listener.send(.with {
+                        $0.database = firestore.database
+                        $0.addTarget = .with { $0.targetID = id; $0.documents = .with { $0.documents = [firestore.name("rooms/r\(id)")] } }
+                    })
+                }
+                var removed: Set<Int32> = []
+                var current: Set<Int32> = []
+                while removed.count < 20 || current.count < limit {
+                    let response = try await listener.next()
+                    guard case .targetChange(let change)? = response.responseType else { continue }
+                    if change.targetChangeType == .remove {
+                        #expect(change.cause.code == Int32(RPCError.Code.resourceExhausted.rawValue))
+                        removed.formUnion(change.targetIds)
+                    }
+                    if change.targetChangeType == .current { current.formUnion(change.targetIds) }
+                }
+                #expect(removed == Set(Int32(limit + 1)...Int32(limit + 20)))
                 await listener.close()
             }
         }
