@@ -34,6 +34,16 @@ extension FirestoreService {
                             }
                         }
                     }
+                    if let expires = caller.expires {
+                        // A user's access token ends the stream when it expires (the client reopens it with a
+                        // fresh token and resumes), as it ends a WebSocket listener.
+                        group.addTask {
+                            try await Task.sleep(until: expires, clock: .continuous)
+                            connection.terminate(.unauthenticated("the access token expired; reopen the stream with a fresh one and resume"),
+                                                 closeCode: 1008)
+                            try await Task.sleep(for: .seconds(3600))
+                        }
+                    }
                     // Either side ending ends the stream: the client half-closed, or the feed ended the connection.
                     try await group.next()
                     group.cancelAll()

@@ -73,4 +73,32 @@ import Testing
             }
         }
     }
+
+    /// Logging out revokes the session, and with it the user's Listen streams.
+    @Test func loggingOutEndsTheUsersListenStream() async throws {
+        let path = TestServer.temporaryDirectory() + "/app.rules"
+        try Self.rules.write(toFile: path, atomically: true, encoding: .utf8)
+        try await TestServer.with(configure: {
+            $0.grpcPort = 0
+            $0.rulesFile = path
+            $0.useTestAccounts()
+        }) { server, http in
+            let user = try await http.signedUp("ada@example.com", "correct horse battery staple")
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: user.token) { firestore in
+                let listener = firestore.listen()
+                listener.send(.with {
+                    $0.database = firestore.database
+                    $0.addTarget = .with { $0.targetID = 1; $0.documents = .with { $0.documents = [firestore.name("notes/\(user.uid)")] } }
+                })
+                _ = try await listener.nextSnapshot()
+                #expect(try await http.post("/v1/auth/logout", as: .token(user.token)).status < 300)
+                do {
+                    while true { _ = try await listener.next() }
+                } catch let error as RPCError {
+                    #expect(error.code == .unauthenticated, "\(error)")
+                }
+                await listener.close()
+            }
+        }
+    }
 }
