@@ -62,15 +62,18 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
     }
 
     /// The transaction a read runs in: the one named, one begun for it (`new_transaction`), or none.
-    func readTransaction(named: Data?, begin: Bool, readTime: Bool, _ caller: FirestoreCaller,
+    func readTransaction(_ consistency: ReadConsistency, _ caller: FirestoreCaller,
                          peer: String) async throws -> (id: String?, begun: Bool) {
-        if readTime { throw Self.refuseReadTime() }
-        if let named { return (try Self.transactionID(named), false) }
-        guard begin else { return (nil, false) }
-        guard case .transaction(let id) = try await perform(.beginTransaction(address: peer), caller) else {
-            preconditionFailure("beginning a transaction comes to its id")
+        switch consistency {
+        case .current: return (nil, false)
+        case .readTime: throw Self.refuseReadTime()
+        case .transaction(let bytes): return (try Self.transactionID(bytes), false)
+        case .newTransaction:
+            guard case .transaction(let id) = try await perform(.beginTransaction(address: peer), caller) else {
+                preconditionFailure("beginning a transaction comes to its id")
+            }
+            return (id, true)
         }
-        return (id, true)
     }
 
     // MARK: Documents
@@ -103,16 +106,7 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
             let db = try FirestoreDatabase(name: message.database)
             let paths = try message.documents.map(db.documentPath)
             let mask = try message.hasMask ? FirestoreDatabase.mask(message.mask) : nil
-            var named: Data?
-            var begin = false
-            var readTime = false
-            switch message.consistencySelector {
-            case .transaction(let bytes)?: named = bytes
-            case .newTransaction?: begin = true
-            case .readTime?: readTime = true
-            case nil: break
-            }
-            let (transaction, begun) = try await readTransaction(named: named, begin: begin, readTime: readTime, caller,
+            let (transaction, begun) = try await readTransaction(ReadConsistency(message.consistencySelector), caller,
                                                                  peer: context.remotePeer)
             var first = true
             for (path, name) in zip(paths, message.documents) {
@@ -357,16 +351,7 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
             try Self.checkServed(structured, explain: message.hasExplainOptions)
             let kindless = try db.kindless(structured, parent: message.parent)
             let query = kindless == nil ? try db.query(structured, parent: message.parent) : nil
-            var named: Data?
-            var begin = false
-            var readTime = false
-            switch message.consistencySelector {
-            case .transaction(let bytes)?: named = bytes
-            case .newTransaction?: begin = true
-            case .readTime?: readTime = true
-            case nil: break
-            }
-            let (transaction, begun) = try await readTransaction(named: named, begin: begin, readTime: readTime, caller,
+            let (transaction, begun) = try await readTransaction(ReadConsistency(message.consistencySelector), caller,
                                                                  peer: context.remotePeer)
             let result: (documents: [StoredDocument], readTime: Timestamp)
             if let kindless {
@@ -407,16 +392,7 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
             }
             try Self.checkServed(structured.structuredQuery, explain: message.hasExplainOptions)
             let aggregate = try db.aggregate(structured, parent: message.parent)
-            var named: Data?
-            var begin = false
-            var readTime = false
-            switch message.consistencySelector {
-            case .transaction(let bytes)?: named = bytes
-            case .newTransaction?: begin = true
-            case .readTime?: readTime = true
-            case nil: break
-            }
-            let (transaction, begun) = try await readTransaction(named: named, begin: begin, readTime: readTime, caller,
+            let (transaction, begun) = try await readTransaction(ReadConsistency(message.consistencySelector), caller,
                                                                  peer: context.remotePeer)
             guard case .aggregated(let result) = try await perform(.aggregate(aggregate, transaction: transaction), caller) else {
                 preconditionFailure("an aggregation comes to values")
@@ -476,5 +452,41 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
     func executePipeline(request: ServerRequest<Google_Firestore_V1_ExecutePipelineRequest>,
                          context: ServerContext) async throws -> StreamingServerResponse<Google_Firestore_V1_ExecutePipelineResponse> {
         throw FirestoreStatus.unimplemented("ExecutePipeline (pipelines)")
+    }
+}
+
+/// How a read chooses what it sees: the current state, a transaction's, one begun for it, or a past time. Each
+/// request type has its own `consistency_selector`; they share these cases.
+enum ReadConsistency {
+    case current
+    case transaction(Data)
+    case newTransaction
+    case readTime
+
+    init(_ selector: Google_Firestore_V1_BatchGetDocumentsRequest.OneOf_ConsistencySelector?) {
+        switch selector {
+        case nil: self = .current
+        case .transaction(let bytes)?: self = .transaction(bytes)
+        case .newTransaction?: self = .newTransaction
+        case .readTime?: self = .readTime
+        }
+    }
+
+    init(_ selector: Google_Firestore_V1_RunQueryRequest.OneOf_ConsistencySelector?) {
+        switch selector {
+        case nil: self = .current
+        case .transaction(let bytes)?: self = .transaction(bytes)
+        case .newTransaction?: self = .newTransaction
+        case .readTime?: self = .readTime
+        }
+    }
+
+    init(_ selector: Google_Firestore_V1_RunAggregationQueryRequest.OneOf_ConsistencySelector?) {
+        switch selector {
+        case nil: self = .current
+        case .transaction(let bytes)?: self = .transaction(bytes)
+        case .newTransaction?: self = .newTransaction
+        case .readTime?: self = .readTime
+        }
     }
 }
