@@ -19,6 +19,12 @@ struct KindlessQuery: Sendable {
     var limit: Int?
     /// The fields returned (none: `__name__` only).
     var select: [FieldPath]?
+
+    /// Whether a path read belongs to the query's database: below the `(default)` root are also the named
+    /// databases' documents, which it does not hold.
+    func holds(_ path: DocumentPath) -> Bool {
+        !(prefix.isEmpty && path.segments.first == FirestoreDatabase.namespaceCollection)
+    }
 }
 
 extension FirestoreDatabase {
@@ -95,7 +101,7 @@ extension FirestoreService {
                 preconditionFailure("reading documents comes to documents")
             }
             readTime = result.readTime
-            for doc in result.documents where query.atOrAfter.map({ doc.path.compare($0) >= 0 }) ?? true {
+            for doc in result.documents where query.holds(doc.path) && query.atOrAfter.map({ doc.path.compare($0) >= 0 }) ?? true {
                 documents.append(doc)
             }
             guard result.documents.count == page, let last = result.documents.last else { break }

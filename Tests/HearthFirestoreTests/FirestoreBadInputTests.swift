@@ -124,6 +124,8 @@ import Testing
             }
             try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { main in
                 await #expect(throws: RPCError.self) { try await main.get("things/a") }
+                // A kindless query of the whole (default) database does not reach into the named one.
+                #expect(try await main.query(.from("", allDescendants: true)).isEmpty)
                 let roots = try await main.stub.listCollectionIds(.with { $0.parent = main.name("") }, metadata: main.metadata)
                 #expect(roots.collectionIds == [])
             }
