@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-protobuf.git", from: "2.4.1"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
@@ -55,7 +56,7 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthServer", dependencies: [
-            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine",
+            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthFirestore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -75,8 +76,21 @@ let package = Package(
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
         ], swiftSettings: swiftSettings),
+        // Firestore's gRPC service: an adapter from its messages to `DatabaseOperation`s.
+        .target(name: "HearthFirestore", dependencies: [
+            "HearthCore", "HearthEngine", "HearthFirestoreProtos",
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+            .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], swiftSettings: swiftSettings),
         .target(name: "HearthTesting", dependencies: [
-            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer",
+            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer", "HearthFirestoreProtos",
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -113,6 +127,11 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "HearthFirestoreProtosTests", dependencies: [
             "HearthFirestoreProtos",
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+        ], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthFirestoreTests", dependencies: [
+            "HearthCore", "HearthEngine", "HearthServer", "HearthFirestore", "HearthFirestoreProtos", "HearthTesting",
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
         ], swiftSettings: swiftSettings),

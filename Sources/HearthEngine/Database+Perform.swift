@@ -70,6 +70,15 @@ extension Database {
                 read(placement, { try $0.collectionIDs(under: parent) }) { completion($0.map(Outcome.collectionIDs)) }
             case .file(let fileOperation):
                 performFile(fileOperation, as: identity, placement: placement, completion: completion)
+            case .documentsBelow(let prefix, let after, let limit):
+                guard identity.isAdmin else {
+                    throw rules.dev ? HearthError.permissionDenied("Missing or insufficient permissions: reading every document below a path takes the admin key.")
+                        : HearthError.permissionDenied()
+                }
+                let readTime = Timestamp.now()
+                read(placement, { try Self.documents(below: prefix, after: after, limit: limit, in: $0) }) { read in
+                    completion(read.map { .queried(QueryResult(documents: $0, readTime: readTime)) })
+                }
             }
         } catch {
             completion(.failure(error))
@@ -107,6 +116,26 @@ extension Database {
         case .readers: storage.read(body, completion: completion)
         case .here(let instructions): completion(Result { try storage.boundedRead(instructions: instructions, body) })
         }
+    }
+
+    /// Pages through the documents in path order from the prefix on, until a path leaves it. Paths are stored
+    /// as text, so every path below a prefix sorts right after `prefix/` and before any other.
+    static func documents(below prefix: [String], after: DocumentPath?, limit: Int,
+                          in reader: any DocumentReader) throws -> [StoredDocument] {
+        let start = prefix.isEmpty ? "" : prefix.joined(separator: "/") + "/"
+        var cursor = start
+        if let after, compareUTF8(after.description, start) > 0 { cursor = after.description }
+        var out: [StoredDocument] = []
+        while out.count < limit {
+            let page = try reader.allDocuments(after: cursor, limit: min(limit - out.count, Limits.maxPageSize))
+            for doc in page {
+                guard doc.path.description.hasPrefix(start) else { return out }
+                out.append(doc)
+            }
+            guard let last = page.last else { break }
+            cursor = last.path.description
+        }
+        return out
     }
 
     /// Under a transaction, records every document read at its version, so the commit aborts if one changes.

@@ -24,6 +24,10 @@ public enum DatabaseOperation: Sendable {
     case collectionIDs(under: DocumentPath?)
     /// An operation on stored objects (`/v1/files`).
     case file(FileOperation)
+    /// One page of every document whose path starts with `prefix` (a collection's or a document's segments;
+    /// empty for the whole database), at any depth, in path order, after `after`: what Firestore's kindless
+    /// queries read (a recursive delete's). No rule decides such a read, so it takes the admin key.
+    case documentsBelow(prefix: [String], after: DocumentPath?, limit: Int)
 
     /// Whether it writes (runs on the writer thread whatever the placement).
     public var writes: Bool {

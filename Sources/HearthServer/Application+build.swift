@@ -2,6 +2,7 @@ import Foundation
 import HearthAuth
 import HearthCore
 import HearthEngine
+import HearthFirestore
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
@@ -13,9 +14,11 @@ import HearthRules
 
 /// Builds the Hearth server: storage, engine, routes and middleware, and the services that run them, as one
 /// service to run (in a `ServiceGroup`, which stops it gracefully). `hearth serve` and the tests both call
-/// this and run what it returns; nothing else assembles a server. `onServerRunning` receives the bound port.
+/// this and run what it returns; nothing else assembles a server. `onServerRunning` receives the bound port, and
+/// `onGRPCRunning` the gRPC service's when `configuration.grpcPort` is set.
 public func buildApplication(
     configuration: ServerConfiguration,
+    onGRPCRunning: @escaping @Sendable (Int) async -> Void = { _ in },
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> (server: some Service, services: HearthServices) {
     var logger = Logger(label: "hearth") { label in
@@ -114,9 +117,28 @@ public func buildApplication(
     app.addServices(accounts.services)
     // The feed after the application: a group stops its services in reverse, so listeners are closed (with
     // 1001) before the HTTP server stops.
-    let server = ServiceGroup(configuration: .init(services: [app, feed], logger: logger))
+    var services: [any Service] = [app]
+    if let grpcPort = configuration.grpcPort {
+        services.append(FirestoreServer(host: configuration.host, port: grpcPort, database: database, feed: feed,
+                                        autoIDs: configuration.autoIDs,
+                                        authenticate: firestoreCallers(authenticator, dev: configuration.dev),
+                                        logger: logger, onListening: onGRPCRunning))
+    }
+    services.append(feed)
+    let server = ServiceGroup(configuration: .init(services: services, logger: logger))
     return (server, HearthServices(database: database, adminKey: adminKey, metrics: metrics, auth: accounts.auth,
                                    feed: feed))
+}
+
+/// How a gRPC call's `authorization` metadata becomes a caller: as over HTTP (the admin key, a user's access
+/// token), and in development also the emulator's `Bearer owner`, with which Firestore's clients address an
+/// emulator as its owner.
+func firestoreCallers(_ authenticator: Authenticator, dev: Bool) -> FirestoreAuthenticate {
+    { header in
+        if dev, let header, AdminKey.bearerToken(header) == "owner" { return FirestoreCaller(identity: .admin) }
+        let caller = try authenticator.caller(authorization: header)
+        return FirestoreCaller(identity: caller.identity, session: caller.session, expires: caller.expires)
+    }
 }
 
 /// The composite indexes and single-field overrides of an index file; every mistake names the file and its

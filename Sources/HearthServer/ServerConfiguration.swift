@@ -9,6 +9,9 @@ public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// Port to listen on; 0 picks a free one (tests).
     public var port: Int = 8080
+    /// Port of Firestore's gRPC service (`google.firestore.v1.Firestore`, docs/firestore-compat.md); nil serves
+    /// none, 0 picks a free one (tests).
+    public var grpcPort: Int?
     /// The storage: its data folder (which also holds the admin key and the outbox), durability, change-log
     /// retention and index definitions (those of `indexesFile` are loaded into it at start).
     public var storage = StorageConfiguration(dataDirectory: "./hearth-data")

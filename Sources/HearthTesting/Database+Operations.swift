@@ -31,6 +31,15 @@ extension Database {
         return ids
     }
 
+    /// `perform(.documentsBelow)`: the paths read.
+    public func documentsBelow(_ prefix: [String], after: DocumentPath? = nil, limit: Int,
+                               as identity: Identity) async throws -> [String] {
+        guard case .queried(let result) = try await perform(.documentsBelow(prefix: prefix, after: after, limit: limit), as: identity) else {
+            throw Self.unexpected
+        }
+        return result.documents.map(\.path.description)
+    }
+
     /// `perform(.deleteRecursive)`.
     public func deleteRecursive(_ path: DocumentPath, as identity: Identity) async throws -> CommitResult {
         guard case .committed(let result) = try await perform(.deleteRecursive(path), as: identity) else { throw Self.unexpected }

@@ -11,6 +11,8 @@ import Logging
 public final class TestServer: Sendable {
     /// The port the server listens on.
     public let port: Int
+    /// The port of Firestore's gRPC service, when the configuration asked for it (`grpcPort`).
+    public let grpcPort: Int?
     /// The admin key.
     public let adminKey: String
     /// The data folder.
@@ -31,18 +33,22 @@ public final class TestServer: Sendable {
         configuration.adminKey = "hak_test_" + makeAutoID() + makeAutoID()
         configure(&configuration)
         let ready = PortBox()
-        let (server, services) = try await buildApplication(configuration: configuration) { port in ready.set(port) }
+        let grpcReady = PortBox()
+        let (server, services) = try await buildApplication(configuration: configuration,
+                                                            onGRPCRunning: { grpcReady.set($0) }) { port in ready.set(port) }
         let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "hearth.test")))
         let task = Task { try await group.run() }
         let port = try await ready.wait()
-        return TestServer(port: port, adminKey: configuration.adminKey!, dataDirectory: configuration.storage.dataDirectory,
+        let grpcPort = configuration.grpcPort == nil ? nil : try await grpcReady.wait()
+        return TestServer(port: port, grpcPort: grpcPort, adminKey: configuration.adminKey!, dataDirectory: configuration.storage.dataDirectory,
                           services: services, task: task, group: group, keepData: keepData || dataDirectory != nil)
     }
 
-    init(port: Int, adminKey: String, dataDirectory: String, services: HearthServices, task: Task<Void, any Error>,
+    init(port: Int, grpcPort: Int?, adminKey: String, dataDirectory: String, services: HearthServices, task: Task<Void, any Error>,
          group: ServiceGroup, keepData: Bool) {
         self.group = group
         self.port = port
+        self.grpcPort = grpcPort
         self.adminKey = adminKey
         self.dataDirectory = dataDirectory
         self.services = services

@@ -21,6 +21,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ServeSetting.data.help) var data: String?
     @Option(help: ServeSetting.host.help) var host: String?
     @Option(help: ServeSetting.port.help) var port: Int?
+    @Option(help: ServeSetting.grpcPort.help) var grpcPort: Int?
     @Option(help: ServeSetting.synchronous.help) var synchronous: String?
     @Option(help: ServeSetting.logLevel.help) var logLevel: String?
     @Option(help: ServeSetting.indexWrites.help) var indexWrites: String?
@@ -45,6 +46,10 @@ struct Serve: AsyncParsableCommand {
         if let text = setting(port.map(String.init), .port) {
             guard let value = Int(text), (0...65535).contains(value) else { throw ValidationError("port must be 0-65535, got \(text)") }
             configuration.port = value
+        }
+        if let text = setting(grpcPort.map(String.init), .grpcPort) {
+            guard let value = Int(text), (0...65535).contains(value) else { throw ValidationError("grpcPort must be 0-65535, got \(text)") }
+            configuration.grpcPort = value
         }
         configuration.adminKey = setting(nil, .adminKey)
         configuration.metricsKey = setting(nil, .metricsKey)
@@ -83,7 +88,10 @@ struct Serve: AsyncParsableCommand {
         let (host, folder) = (configuration.host, configuration.storage.dataDirectory)
         // A rules file that does not compile throws `RulesStartupError`, which the command line prints (every
         // diagnostic with its caret) before exiting with a failure status.
-        let (server, services) = try await buildApplication(configuration: configuration) { port in
+        let (server, services) = try await buildApplication(configuration: configuration, onGRPCRunning: { port in
+            print("hearth serving Firestore's gRPC API on \(host):\(port)")
+            fflush(nil)
+        }) { port in
             print("hearth listening on http://\(host):\(port) (data in \(folder))")
             if let banner = startup.banner { print(banner) }
             fflush(nil)  // scripts and tests wait for this line on a pipe

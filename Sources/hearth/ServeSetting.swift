@@ -49,6 +49,8 @@ extension ServeSetting {
         "Data folder (default ./hearth-data; also the default of hearth users, fixtures, import and export).")
     static let host = ServeSetting("host", value: "address", "Address to listen on (default 127.0.0.1).")
     static let port = ServeSetting("port", value: "0-65535", "Port to listen on (default 8080; 0 picks a free one).")
+    static let grpcPort = ServeSetting("grpcPort", value: "0-65535",
+        "Port of Firestore's gRPC service, for Firestore's own client libraries (default: none; docs/firestore-compat.md).")
     static let adminKey = ServeSetting("adminKey", flag: false, value: "string",
         "The admin key (default: generated once and kept in DATA/admin.key, mode 0600).")
     static let metricsKey = ServeSetting("metricsKey", flag: false, value: "string, 32+ characters",
@@ -85,7 +87,7 @@ extension ServeSetting {
 
     /// Every setting, in the order the reference lists them.
     static let all: [ServeSetting] = [
-        data, host, port, adminKey, metricsKey, synchronous, logLevel, autoIds, rules, indexes, dev, indexWrites,
+        data, host, port, grpcPort, adminKey, metricsKey, synchronous, logLevel, autoIds, rules, indexes, dev, indexWrites,
         argon2Memory, argon2Iterations, argon2Parallelism, accessTokenLifetime, refreshTokenLifetime, trustForwardedFor,
         idleTimeout, requestHeadTimeout, requestBodyTimeout,
     ]

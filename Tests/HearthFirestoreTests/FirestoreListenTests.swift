@@ -1,0 +1,141 @@
+import Foundation
+import GRPCCore
+import HearthCore
+import HearthEngine
+import HearthFirestoreProtos
+import HearthServer
+import HearthTesting
+import SwiftProtobuf
+import Testing
+
+/// Listen over gRPC shares the change feed with the WebSocket endpoint: a write over either face reaches the
+/// listeners of both, and Firestore's watch protocol frames each snapshot.
+@Suite struct FirestoreListenTests {
+    static func queryTarget(_ firestore: FirestoreTestClient, id: Int32, collection: String) -> Google_Firestore_V1_ListenRequest {
+        .with {
+            $0.database = firestore.database
+            $0.addTarget = .with {
+                $0.targetID = id
+                $0.query = .with { $0.parent = firestore.name(""); $0.structuredQuery = .from(collection) }
+            }
+        }
+    }
+
+    static func changedIDs(_ responses: [Google_Firestore_V1_ListenResponse]) -> [String] {
+        responses.compactMap { r in
+            if case .documentChange(let c)? = r.responseType { return String(c.document.name.split(separator: "/").last!) }
+            return nil
+        }
+    }
+
+    @Test func httpWriteReachesAGRPCListener() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, http in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
+                #expect(try await http.put("/v1/docs/rooms/a", #"{"n": 1}"#).status == 200)
+                let listener = firestore.listen()
+                listener.send(Self.queryTarget(firestore, id: 7, collection: "rooms"))
+                let first = try await listener.nextSnapshot()
+                let kinds = first.compactMap { r -> Google_Firestore_V1_TargetChange.TargetChangeType? in
+                    if case .targetChange(let t)? = r.responseType { return t.targetChangeType }
+                    return nil
+                }
+                #expect(kinds == [.add, .current, .noChange])
+                #expect(Self.changedIDs(first) == ["a"])
+                #expect(first.last?.targetChange.resumeToken.isEmpty == false)
+
+                #expect(try await http.put("/v1/docs/rooms/b", #"{"n": 2}"#).status == 200)
+                #expect(Self.changedIDs(try await listener.nextSnapshot()) == ["b"])
+                #expect(try await http.delete("/v1/docs/rooms/a").status == 204)
+                let removed = try await listener.nextSnapshot()
+                #expect(removed.contains { r in
+                    if case .documentRemove(let d)? = r.responseType { return d.document == firestore.name("rooms/a") && d.removedTargetIds == [7] }
+                    return false
+                })
+                await listener.close()
+            }
+        }
+    }
+
+    @Test func grpcWriteReachesAWebSocketListener() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, _ in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
+                let ws = try await ListenClient.connect(port: server.port, credentials: .header(server.adminKey))
+                try await ws.listen("q", query: #"{"from": "rooms"}"#)
+                try await ws.expect("snapshot", id: "q")
+                _ = try await firestore.commit([firestore.set("rooms/c", ["n": .int(3)])])
+                let snapshot = try await ws.expect("snapshot", id: "q")
+                guard case .array(let changes)? = snapshot["changes"] else { throw ExpectationFailure("no changes in \(snapshot)") }
+                #expect(changes.first?["type"] == .string("added"))
+                #expect(ws.views["q"]?.map(\.path.id) == ["c"])
+                await ws.close()
+            }
+        }
+    }
+
+    @Test func resumeTokenReplaysOnlyWhatChanged() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, _ in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
+                _ = try await firestore.commit([firestore.set("rooms/a", ["n": .int(1)])])
+                let listener = firestore.listen()
+                listener.send(Self.queryTarget(firestore, id: 1, collection: "rooms"))
+                let token = try await listener.nextSnapshot().last!.targetChange.resumeToken
+                await listener.close()
+
+                _ = try await firestore.commit([firestore.set("rooms/b", ["n": .int(2)])])
+                let resumed = firestore.listen()
+                var request = Self.queryTarget(firestore, id: 1, collection: "rooms")
+                request.addTarget.resumeToken = token
+                resumed.send(request)
+                #expect(Self.changedIDs(try await resumed.nextSnapshot()) == ["b"])
+                await resumed.close()
+            }
+        }
+    }
+
+    @Test func aBadTargetIsRemovedWithItsCause() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, _ in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
+                let listener = firestore.listen()
+                var request = Self.queryTarget(firestore, id: 3, collection: "rooms")
+                request.addTarget.query.structuredQuery.where = Google_Firestore_V1_StructuredQuery.composite(.and, [
+                    Google_Firestore_V1_StructuredQuery.fieldFilter("a", .notEqual, .int(1)),
+                    Google_Firestore_V1_StructuredQuery.fieldFilter("b", .notIn, .array([.int(2)])),
+                ])
+                listener.send(request)
+                let response = try await listener.next()
+                #expect(response.targetChange.targetChangeType == .remove)
+                #expect(response.targetChange.targetIds == [3])
+                #expect(response.targetChange.cause.code == Int32(RPCError.Code.invalidArgument.rawValue))
+                await listener.close()
+            }
+        }
+    }
+
+    @Test func targetsPastTheLimitAreRemovedAsResourceExhausted() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, _ in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
+                let limit = ListenConfiguration().maxTargetsPerConnection
+                let listener = firestore.listen()
+                for id in 1...Int32(limit + 20) {
+                    listener.send(.with {
+                        $0.database = firestore.database
+                        $0.addTarget = .with { $0.targetID = id; $0.documents = .with { $0.documents = [firestore.name("rooms/r\(id)")] } }
+                    })
+                }
+                var removed: Set<Int32> = []
+                var current: Set<Int32> = []
+                while removed.count < 20 || current.count < limit {
+                    let response = try await listener.next()
+                    guard case .targetChange(let change)? = response.responseType else { continue }
+                    if change.targetChangeType == .remove {
+                        #expect(change.cause.code == Int32(RPCError.Code.resourceExhausted.rawValue))
+                        removed.formUnion(change.targetIds)
+                    }
+                    if change.targetChangeType == .current { current.formUnion(change.targetIds) }
+                }
+                #expect(removed == Set(Int32(limit + 1)...Int32(limit + 20)))
+                await listener.close()
+            }
+        }
+    }
+}
