@@ -70,7 +70,6 @@ struct FileRoutes {
             (range, status) = (part, .partialContent)
             headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(file.size)"
         case .notModified:
-            headers[.contentType] = nil
             return Response(status: .notModified, headers: headers)
         case .preconditionFailed:
             throw HearthError.failedPrecondition("file \(file.path) has etag \(file.etag), which If-Match does not name")
