@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import HTTPTypes
 import NIOCore
+import NIOHTTPTypes
 
 /// The router's way into the file store (`/v1/files`, docs/api.md, Files): each route makes its request a
 /// `FileOperation` (`FileAPI`), the engine performs it, and the answer streams the bytes: a put reads the
@@ -42,6 +43,10 @@ struct FileRoutes {
         // Mapped chunk by chunk, never collected: the engine writes each to a temporary file as it comes.
         let bytes = ByteChunks(request.body.map { Array($0.readableBytesView) })
         let upload = try api.upload(request.uri, headers: request.headers, bytes: bytes)
+        if request.headers[.expect]?.lowercased() == "100-continue" {
+            // The head passed its checks (the size above all): the client may send the body now.
+            try await context.channel.writeAndFlush(HTTPResponsePart.head(HTTPResponse(status: .continue))).get()
+        }
         guard case .written(let written) = try await database.performFile(.put(upload), as: context.identity) else {
             throw HearthError.internal("a put comes to a written file")
         }

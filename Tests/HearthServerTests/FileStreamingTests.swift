@@ -49,6 +49,24 @@ import Testing
         }
     }
 
+    @Test func expectContinueIsAnsweredOnlyWhenTheHeadPasses() async throws {
+        try await TestServer.with(configure: { $0.maxFileSize = 1_000 }) { server, client in
+            let raw = try RawHTTPConnection(port: server.port, timeout: 30)
+            try await raw.send(Self.head("PUT", "/v1/files/e/ok", server, ["Content-Length: 3", "Expect: 100-continue"]))
+            let interim = try await raw.readResponse()
+            #expect(interim.status == 100)
+            try await raw.send(bytes: [1, 2, 3])
+            let created = try await raw.readResponse()
+            #expect(created.status == 201, "\(created.text)")
+            #expect(try await client.get("/v1/files/e/ok").body == [1, 2, 3])
+
+            let refused = try RawHTTPConnection(port: server.port, timeout: 30)
+            try await refused.send(Self.head("PUT", "/v1/files/e/big", server, ["Content-Length: 5000", "Expect: 100-continue"]))
+            let answer = try await refused.readResponse()
+            #expect(answer.status == 413, "no 100 Continue: the body is not wanted")
+        }
+    }
+
     struct Cut: Sendable, CustomTestStringConvertible {
         let name: String
         /// Closes both ways (a client gone), or only the sending half (a body that ends early).
