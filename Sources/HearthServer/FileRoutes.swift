@@ -22,7 +22,15 @@ struct FileRoutes {
         let objects = RouterPath(stringLiteral: Self.objectRoute)
         router.get(objects) { request, context in try await self.get(request, context) }
         // The `GET` answer without its body (the stream it would send is never started).
-        router.head(objects) { request, context in try await self.get(request, context).createHeadResponse() }
+        router.head(objects) { request, context in
+            do {
+                return try await self.get(request, context).createHeadResponse()
+            } catch {
+                // An error's body too would be read as the start of the next answer.
+                return ErrorMiddleware<HearthRequestContext>.response(for: error, request: request, logger: context.logger)
+                    .createHeadResponse()
+            }
+        }
         router.put(objects) { request, context in try await self.put(request, context) }
         router.patch(objects) { request, context in
             var request = request

@@ -55,6 +55,12 @@ import Testing
                 #expect(head.header(name) == got.header(name), "\(name)")
             }
 
+            // A HEAD that fails has no body either: the connection's next answer is read whole.
+            let missing = try await client.request(.head, "/v1/files/avatars/alice/missing.jpg")
+            #expect(missing.status == 404)
+            #expect(missing.body.isEmpty)
+            #expect(try await client.request(.head, "/v1/files/avatars/alice/me.jpg", headers: ["If-Match": "\"x\""]).status == 412)
+            #expect(try await client.request(.head, "/v1/files/avatars/alice/me.jpg", headers: ["Range": "bytes=500-"]).status == 416)
             let meta = try await client.get("/v1/files/avatars/alice/me.jpg?alt=json")
             #expect(meta.status == 200)
             #expect(meta.json?["etag"] == .string(etag))
