@@ -19,6 +19,11 @@ struct FileRoutes {
 
     func register(on router: Router<HearthRequestContext>) {
         router.get(RouterPath(stringLiteral: FileAPI.listing)) { request, context in try await self.list(request, context) }
+        for method in [HTTPRequest.Method.put, .patch, .delete] {
+            router.on(RouterPath(stringLiteral: FileAPI.listing), method: method) { _, _ -> Response in
+                throw HearthError.invalidArgument("file path is empty: \(method) takes /v1/files/{path}")
+            }
+        }
         let objects = RouterPath(stringLiteral: Self.objectRoute)
         router.get(objects) { request, context in try await self.get(request, context) }
         // The `GET` answer without its body (the stream it would send is never started).

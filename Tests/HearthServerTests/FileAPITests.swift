@@ -316,6 +316,8 @@ import Testing
 
     static let badInput: [BadCase] = [
         BadCase(method: "PUT", uri: "/v1/files/a//b", status: 400, mentions: "empty segment (segment 2"),
+        BadCase(method: "PUT", uri: "/v1/files/", status: 400, mentions: "file path is empty"),
+        BadCase(method: "DELETE", uri: "/v1/files", status: 400, mentions: "file path is empty"),
         BadCase(method: "PUT", uri: "/v1/files/a/%2E%2E/b", status: 400, mentions: "'..' segment (segment 2"),
         BadCase(method: "GET", uri: "/v1/files/a/./b", status: 400, mentions: "'.' segment (segment 2"),
         BadCase(method: "PUT", uri: "/v1/files/a/b%01", status: 400, mentions: "control character"),
