@@ -39,9 +39,10 @@ struct FileRoutes {
         router.put(objects) { request, context in try await self.put(request, context) }
         router.patch(objects) { request, context in
             var request = request
-            let change = try FileAPI.metadataChange(try await request.jsonBody(context: context), headers: request.headers)
+            let path = try FileAPI.path(request.uri)
             _ = try QueryParameters(request.uri, allowed: [])
-            let written = try await self.written(.update(try FileAPI.path(request.uri), change), context)
+            let change = try FileAPI.metadataChange(try await request.jsonBody(context: context), headers: request.headers)
+            let written = try await self.written(.update(path, change), context)
             return self.answer(written, status: .ok)
         }
         router.delete(objects) { request, context in
