@@ -53,6 +53,7 @@ public func buildApplication(
     let api = DocumentAPI(autoIDs: configuration.autoIDs)
     DocumentRoutes(database: database, api: api,
                    clientAddress: ClientAddress(trustForwardedFor: configuration.trustForwardedFor)).register(on: router)
+    FileRoutes(database: database, api: FileAPI(maxFileSize: configuration.maxFileSize)).register(on: router)
     accounts.register(on: router, configuration: configuration)
     AdminFixtureRoutes(database: database, auth: accounts.auth).register(on: router)
     let feed = ChangeFeed(database: database, configuration: configuration.listen,

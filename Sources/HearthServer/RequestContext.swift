@@ -11,10 +11,13 @@ public struct HearthRequestContext: RequestContext {
     public var sessionID: String?
     /// The peer's address (client-address throttling).
     public var remoteAddress: SocketAddress?
+    /// The connection, for an interim answer (`100 Continue`) written before the route's own.
+    let channel: any Channel
 
     public init(source: Source) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 
     /// Bodies are limited to 10 MiB; larger ones are refused while streaming, never read whole.

@@ -34,7 +34,7 @@ struct RecordingMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         var logger = context.logger
-        recorder.log(request.method, request.uri.description, on: &logger)
+        recorder.log(request.method, redactingSecrets(request.uri.description), on: &logger)
         let response: Response
         do {
             response = try await next(request, context)
@@ -44,4 +44,14 @@ struct RecordingMiddleware<Context: RequestContext>: RouterMiddleware {
         recorder.answered(route: context.endpointPath ?? "unmatched", request.method, response.status, since: start)
         return response
     }
+}
+
+/// A request target as it may be logged: the value of a `token` query parameter (a download token, which
+/// works without any other credential) replaced by `<redacted>`.
+func redactingSecrets(_ target: String) -> String {
+    guard let query = target.firstIndex(of: "?") else { return target }
+    let parameters = target[target.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map { pair in
+        pair.hasPrefix("token=") ? "token=<redacted>" : String(pair)
+    }
+    return target[...query] + parameters.joined(separator: "&")
 }

@@ -59,6 +59,8 @@ public struct ServerConfiguration: Sendable {
     /// How documents created without an id are named: `ordered` (default; ids sort by creation time) or
     /// `random` (Firestore's; ids reveal nothing). See `AutoIDs`.
     public var autoIDs: AutoIDs = .ordered
+    /// The largest object a `PUT /v1/files` stores; a larger `Content-Length` is refused before the body is read.
+    public var maxFileSize: Int64 = 100 << 20
     /// Makes the default configuration.
     public init() {}
 }

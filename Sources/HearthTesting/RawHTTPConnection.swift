@@ -56,7 +56,6 @@ public final class RawHTTPConnection: @unchecked Sendable {
         try await Self.onOwnThread { try self.sendNow(bytes) }
     }
 
-    /// Closes the sending half of the connection (the server reads its end), leaving the reading half open.
     /// Sends `bytes` `piece` bytes at a time, pausing before each piece, from a thread of its own: the pauses are
     /// the ones asked for even while other tests keep Swift concurrency's few threads busy.
     public func trickle(_ bytes: [UInt8], piece: Int, every pause: Duration) async throws {
@@ -68,8 +67,14 @@ public final class RawHTTPConnection: @unchecked Sendable {
         }
     }
 
+    /// Closes the sending half of the connection (the server reads its end), leaving the reading half open.
     public func finishSending() {
         shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// Ends the connection both ways at once, as a client that goes away mid-request.
+    public func disconnect() {
+        shutdown(fd, Int32(SHUT_RDWR))
     }
 
     private func sendNow(_ bytes: [UInt8]) throws {

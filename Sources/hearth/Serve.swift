@@ -31,6 +31,7 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: ServeSetting.dev.help) var dev = false
     @Option(help: ServeSetting.rules.help) var rules: String?
     @Option(help: ServeSetting.indexes.help) var indexes: String?
+    @Option(help: ServeSetting.maxFileSize.help) var maxFileSize: Int64?
     @OptionGroup(title: "Accounts") var accounts: AuthOptions
     @OptionGroup(title: "Connections") var connections: ConnectionOptions
     @Option(help: "A fixture file whose documents are stored at start (documents already equal are left alone).") var fixtures: String?
@@ -80,6 +81,10 @@ struct Serve: AsyncParsableCommand {
         configuration.dev = dev || file["dev"] == "true"
         configuration.rulesFile = setting(rules, .rules)
         configuration.indexesFile = setting(indexes, .indexes)
+        if let text = setting(maxFileSize.map(String.init), .maxFileSize) {
+            guard let value = Int64(text), value >= 1 else { throw ValidationError("maxFileSize must be a number of bytes, 1 or more, got \(text)") }
+            configuration.maxFileSize = value
+        }
         try accounts.apply(to: &configuration, sources: sources)
         try connections.apply(to: &configuration, sources: sources)
         let startup = try prepareFixtures(&configuration)

@@ -85,11 +85,14 @@ extension ServeSetting {
     static let requestBodyTimeout = ServeSetting("requestBodyTimeout", value: "seconds, 0.1-86400",
         "Seconds a request body may go without a byte before a 408 (default 30).")
 
+    static let maxFileSize = ServeSetting("maxFileSize", value: "bytes",
+        "Largest object a PUT /v1/files may store (default 104857600, 100 MiB); a larger Content-Length is refused with 413 before the body is read.")
+
     /// Every setting, in the order the reference lists them.
     static let all: [ServeSetting] = [
         data, host, port, grpcPort, adminKey, metricsKey, synchronous, logLevel, autoIds, rules, indexes, dev, indexWrites,
         argon2Memory, argon2Iterations, argon2Parallelism, accessTokenLifetime, refreshTokenLifetime, trustForwardedFor,
-        idleTimeout, requestHeadTimeout, requestBodyTimeout,
+        idleTimeout, requestHeadTimeout, requestBodyTimeout, maxFileSize,
     ]
 
     /// Where settings come from, in order: flags, then `HEARTH_*` variables, then the config file.
