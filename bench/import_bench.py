@@ -5,9 +5,11 @@ Shapes: `bench` is the ~300-byte document of docs_bench.py (four fields, its tit
 the six fields and two-element array of query_bench.py scale (a random score and tags, so that its rows land
 all over the index), nine in ten in `items` and one in ten under one of 1,000 owners. Each size is imported
 ROUNDS times, each into a fresh folder; the file is written once per shape and size, outside the timing.
+With --baseline, an older build imports the same file in each round too, before this one, so that builds are
+compared within one run on a machine whose load changes.
 
     python3 bench/import_bench.py [--sizes 100000,1000000] [--shapes bench,scale] [--rounds 2] [--batch N]
-                                  [--binary PATH]
+                                  [--binary PATH] [--baseline PATH]
 """
 import argparse, json, os, random, resource, shutil, subprocess, sys, tempfile, time
 
@@ -66,8 +68,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--batch", type=int, default=None)
     ap.add_argument("--binary", default=None)
+    ap.add_argument("--baseline", default=None, help="an older build, run before this one in every round")
     args = ap.parse_args()
-    binary = args.binary or built()
+    builds = [("this", args.binary or built())]
+    if args.baseline:
+        builds.insert(0, ("baseline", args.baseline))
     tmp = tempfile.mkdtemp(prefix="hearth-import-")
     try:
         print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
@@ -77,19 +82,24 @@ def main():
                 file = os.path.join(tmp, f"{shape}-{n}.ndjson")
                 write_file(file, shape, n)
                 for k in range(args.rounds):
-                    folder = os.path.join(tmp, f"data-{shape}-{n}-{k}")
-                    seconds, rss, cpu = run(binary, file, folder, args.batch)
-                    print(f"{shape:5} {n:>9,} documents: {seconds:6.1f} s, {n / seconds:8,.0f}/s, CPU {cpu:6.1f} s "
-                          f"({cpu / n * 1e6:.0f} µs a document), peak RSS {rss:.0f} MiB, load average {os.getloadavg()[0]:.1f}",
-                          flush=True)
-                    rows.append((shape, n, n / seconds))
-                    shutil.rmtree(folder, ignore_errors=True)
+                    for name, binary in builds:
+                        folder = os.path.join(tmp, f"data-{shape}-{n}-{k}-{name}")
+                        seconds, rss, cpu = run(binary, file, folder, args.batch)
+                        label = f"{name:8} " if args.baseline else ""
+                        print(f"{label}{shape:5} {n:>9,} documents: {seconds:6.1f} s, {n / seconds:8,.0f}/s, CPU {cpu:6.1f} s "
+                              f"({cpu / n * 1e6:.0f} µs a document), peak RSS {rss:.0f} MiB, load average {os.getloadavg()[0]:.1f}",
+                              flush=True)
+                        rows.append((name, shape, n, n / seconds, cpu / n * 1e6))
+                        shutil.rmtree(folder, ignore_errors=True)
                 os.remove(file)
-        print("\n| shape | documents | documents/s (each round) |\n|---|---|---|")
-        for shape in args.shapes.split(","):
-            for n in (int(s) for s in args.sizes.split(",")):
-                rates = ", ".join(f"{r:,.0f}" for s, m, r in rows if s == shape and m == n)
-                print(f"| {shape} | {n:,} | {rates} |")
+        print("\n| build | shape | documents | documents/s (each round) | CPU µs a document |\n|---|---|---|---|---|")
+        for name, _ in builds:
+            for shape in args.shapes.split(","):
+                for n in (int(s) for s in args.sizes.split(",")):
+                    mine = [(r, c) for b, s, m, r, c in rows if b == name and s == shape and m == n]
+                    rates = ", ".join(f"{r:,.0f}" for r, _ in mine)
+                    cpus = ", ".join(f"{c:.0f}" for _, c in mine)
+                    print(f"| {name} | {shape} | {n:,} | {rates} | {cpus} |")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

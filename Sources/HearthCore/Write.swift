@@ -59,6 +59,16 @@ public struct Write: Sendable, Equatable {
         self.precondition = precondition
     }
 
+    /// Whether the document this write leaves, when it leaves one, has exactly `fields`: whatever was stored
+    /// before, a set without merge or a create replaces it, and no transform changes it.
+    public var leavesItsFields: Bool {
+        guard transforms.isEmpty else { return false }
+        switch kind {
+        case .set(merge: nil), .create: return true
+        default: return false
+        }
+    }
+
     /// The method name rules and errors use for this write.
     public var verb: String {
         switch kind {

@@ -93,28 +93,31 @@ public final class Database: Sendable {
     /// Applies writes inside the writer's transaction; several writes to one document collapse into one
     /// stored change.
     /// `stored` holds documents already read in this transaction (nil when missing), which need no new read.
-    static func apply(_ writes: [Write], commitTime: Timestamp, in context: any DocumentWriter,
+    /// `prepared[k]`, when there, holds the stored forms of `writes[k].fields` (`DocumentStorage.prepare`).
+    static func apply(_ writes: [Write], prepared: [PreparedFields?] = [], commitTime: Timestamp, in context: any DocumentWriter,
                       stored: [DocumentPath: Document?] = [:]) throws -> CommitResult {
-        var state: [DocumentPath: (Document, StoredDocument)?] = [:]
-        var order: [DocumentPath] = []
-        // The fields stored before this commit (nil: missing), so index maintenance touches only what changed.
-        var original: [DocumentPath: [String: Value]?] = [:]
+        // One slot per document the writes touch, found with one hash lookup per write: a commit of thousands of
+        // writes (an import's batch) otherwise spends much of its time hashing and comparing paths.
+        var slotOf: [DocumentPath: Int] = [:]
+        slotOf.reserveCapacity(writes.count)
+        var slots: [DocumentSlot] = []
+        slots.reserveCapacity(writes.count)
+        // Slots in the order their documents first changed: the order of their stored changes.
+        var order: [Int] = []
         var results: [WriteResult] = []
         results.reserveCapacity(writes.count)
         let budget = CommitBudget()
         for (k, write) in writes.enumerated() {
-            let existing: Document?
-            if let cached = state[write.path] {
-                existing = cached?.0
-            } else {
-                if let known = stored[write.path] { existing = known } else {
-                    existing = try context.reader.document(at: write.path)?.decoded()
-                }
-                if original[write.path] == nil { original[write.path] = .some(existing?.fields) }
+            let next = slots.count
+            let i = Self.slot(of: write.path, in: &slotOf, next: next)
+            if i == next {
+                let known: Document?? = stored.isEmpty ? nil : stored[write.path]
+                let read = try known ?? context.reader.document(at: write.path)?.decoded()
+                slots.append(DocumentSlot(path: write.path, read: read))
             }
             let (outcome, transformResults): (WriteOutcome, [Value])
             do {
-                (outcome, transformResults) = try write.apply(to: existing, commitTime: commitTime, budget: budget)
+                (outcome, transformResults) = try write.apply(to: slots[i].current, commitTime: commitTime, budget: budget)
             } catch {
                 // In a commit of several writes, the error says which one failed, as its validation errors do.
                 throw writes.count > 1 ? HearthError(error.code, "writes[\(k)]: \(error.message)") : error
@@ -124,24 +127,34 @@ public final class Database: Sendable {
                 results.append(WriteResult(updateTime: doc?.updateTime, transformResults: transformResults,
                                            document: doc.map(StoredDocument.init)))
             case .put(let doc):
-                if state[write.path] == nil { order.append(write.path) }
-                let stored = StoredDocument(doc)
-                state[write.path] = .some((doc, stored))
+                if slots[i].change == nil { order.append(i) }
+                let forms = k < prepared.count && write.leavesItsFields ? prepared[k] : nil
+                assert(forms == nil || doc.fields == write.fields)
+                let stored = forms.map { StoredDocument(path: doc.path, data: $0.encoded, createTime: doc.createTime,
+                                                        updateTime: doc.updateTime) } ?? StoredDocument(doc)
+                slots[i].change = .put(doc, stored, forms)
                 results.append(WriteResult(updateTime: commitTime, transformResults: transformResults, document: stored))
             case .deleted:
-                if state[write.path] == nil { order.append(write.path) }
-                state[write.path] = .some(nil)
+                if slots[i].change == nil { order.append(i) }
+                slots[i].change = .deleted
                 results.append(WriteResult(updateTime: nil, transformResults: [], document: nil))
             }
         }
-        for path in order {
-            if case .some(.some(let (doc, stored))) = state[path] {
-                try context.put(stored, fields: doc.fields, previous: original[path] ?? nil, commitTime: commitTime)
-            } else {
-                try context.delete(path, previous: original[path] ?? nil, commitTime: commitTime)
+        for i in order {
+            switch slots[i].change {
+            case .put(let doc, let stored, let forms)?:
+                try context.put(stored, fields: doc.fields, prepared: forms, previous: slots[i].read?.fields, commitTime: commitTime)
+            case .deleted?, nil:
+                try context.delete(slots[i].path, previous: slots[i].read?.fields, commitTime: commitTime)
             }
         }
         return CommitResult(writeResults: results, commitTime: commitTime)
+    }
+
+    /// The slot of `path`: its index in `slots`, or `next` after recording it as that (one hash lookup either way).
+    private static func slot(of path: DocumentPath, in slots: inout [DocumentPath: Int], next: Int) -> Int {
+        func take(_ slot: inout Int) -> Int { slot }
+        return take(&slots[path, default: next])
     }
 
     /// Authorizes a query or aggregate: a `list` allowed only if the rules hold for every document the query
@@ -154,6 +167,26 @@ public final class Database: Sendable {
         case .collectionGroup(let id, _): described = "collection group \(id)"
         }
         try authorizeList(Self.listConstraints(for: query), program: program, identity: identity, described: described)
+    }
+}
+
+/// A document a commit's writes touch: as stored before the commit, and as the writes so far leave it.
+struct DocumentSlot {
+    enum Change { case put(Document, StoredDocument, PreparedFields?), deleted }
+
+    let path: DocumentPath
+    /// The document stored before the commit (nil: missing); its fields let index maintenance touch only what changed.
+    let read: Document?
+    /// What the writes so far did to it (nil: nothing).
+    var change: Change?
+
+    /// The document as the writes so far leave it.
+    var current: Document? {
+        switch change {
+        case nil: return read
+        case .put(let doc, _, _)?: return doc
+        case .deleted?: return nil
+        }
     }
 }
 

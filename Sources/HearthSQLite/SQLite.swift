@@ -152,9 +152,23 @@ package final class Statement: @unchecked Sendable {
 
     /// Binds a text value, all of its bytes: with a length of -1 SQLite would stop at the first NUL, so that
     /// field names differing after one would share index rows.
+    /// A native string's bytes are bound where they lie (SQLite copies them): passed as a C string, Swift
+    /// would first copy every one into a new array.
     package func bind(_ index: Int32, _ text: String) {
-        sqlite3_bind_text(stmt, index, text, Int32(text.utf8.count), SQLITE_TRANSIENT)
+        var text = text
+        text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                _ = sqlite3_bind_text(stmt, index, "", 0, SQLITE_TRANSIENT)  // '', not NULL
+                return
+            }
+            base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                _ = sqlite3_bind_text(stmt, index, $0, Int32(bytes.count), SQLITE_TRANSIENT)
+            }
+        }
     }
+
+    /// The statement's number of parameters.
+    package var parameterCount: Int32 { sqlite3_bind_parameter_count(stmt) }
 
     /// Binds an integer.
     package func bind(_ index: Int32, _ value: Int64) {

@@ -48,7 +48,9 @@ struct IndexEntry: Hashable {
     /// `overrides` are those of the document's collection id (nil: every field indexed).
     static func entries(of fields: [String: Value], limit: Int = Limits.maxIndexEntriesPerDocument,
                         overrides: FieldOverrides? = nil) throws(HearthError) -> Set<IndexEntry> {
-        var out: Set<IndexEntry> = [IndexEntry(field: nameField, key: [])]
+        // Room for an entry per top-level field, so that the set is not rehashed as it grows (its keys can be long).
+        var out = Set<IndexEntry>(minimumCapacity: fields.count + 1)
+        out.insert(IndexEntry(field: nameField, key: []))
         for (name, value) in fields {
             add(value, at: FieldPath(uncheckedSegments: [name]), inherited: .automatic, overrides: overrides,
                 limit: limit, to: &out)

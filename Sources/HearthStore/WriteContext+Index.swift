@@ -4,12 +4,17 @@ import HearthSQLite
 /// Field-index maintenance, in the same SQLite transaction as the document change.
 extension WriteContext {
     /// Stores a document whose fields the caller already holds, updating only the index entries that differ
-    /// from `previous` (the fields stored before, or nil when the document did not exist).
-    public func put(_ document: StoredDocument, fields: [String: Value], previous: [String: Value]?,
-                    commitTime: Timestamp) throws {
-        let new = try entries(of: fields, at: document.path)
-        let old = try previous.map { fields throws(HearthError) in try entries(of: fields, at: document.path, stored: true) } ?? []
+    /// from `previous` (the fields stored before, or nil when the document did not exist). `entries`, when
+    /// given, are those of `fields` (`Store.indexEntries`), made before the transaction.
+    public func put(_ document: StoredDocument, fields: [String: Value], entries prepared: Store.PreparedEntries? = nil,
+                    previous: [String: Value]?, commitTime: Timestamp) throws {
+        let new = try prepared?.entries ?? entries(of: fields, at: document.path)
         try putRow(document, commitTime: commitTime)
+        guard let previous else {
+            try updateIndex(document.path, removing: [], adding: new)
+            return
+        }
+        let old = try entries(of: previous, at: document.path, stored: true)
         try updateIndex(document.path, removing: old.subtracting(new), adding: new.subtracting(old))
     }
 
@@ -70,13 +75,42 @@ extension WriteContext {
             }
         }
         if !adding.isEmpty {
-            let s = try connection.prepare("INSERT OR IGNORE INTO field_index(scope, field, key, doc) VALUES (?, ?, ?, ?)")
+            // Several rows per statement: a document's rows cost one statement's start and end, not one each.
+            var left = scopes.count * adding.count
+            var s = try connection.prepare(insertRowsSQL[min(left, insertRowsSQL.count) - 1])
+            var bound: Int32 = 0
             for (scope, doc) in scopes {
                 for entry in adding {
-                    s.bind(1, scope); s.bind(2, entry.field); s.bind(3, entry.key); s.bind(4, doc)
-                    try s.run()
+                    s.bind(bound + 1, scope); s.bind(bound + 2, entry.field); s.bind(bound + 3, entry.key); s.bind(bound + 4, doc)
+                    bound += 4
+                    left -= 1
+                    if bound == s.parameterCount {
+                        try s.run()
+                        bound = 0
+                        if left > 0 { s = try connection.prepare(insertRowsSQL[min(left, insertRowsSQL.count) - 1]) }
+                    }
                 }
             }
         }
+    }
+
+    /// The statements that add 1, 2, ... field-index rows at once.
+    static let insertRowsSQL: [String] = (1...16).map { n in
+        "INSERT OR IGNORE INTO field_index(scope, field, key, doc) VALUES "
+            + Array(repeating: "(?, ?, ?, ?)", count: n).joined(separator: ", ")
+    }
+}
+
+extension Store {
+    /// A document's field-index entries, made before the writer's transaction (`indexEntries(of:at:)`).
+    public struct PreparedEntries: Sendable {
+        let entries: Set<IndexEntry>
+    }
+
+    /// The field-index entries of a document with these fields at `path`, as a put in this store would make
+    /// them (the index definitions are fixed while the store is open), on the calling thread.
+    public func indexEntries(of fields: [String: Value], at path: DocumentPath) throws(HearthError) -> PreparedEntries {
+        PreparedEntries(entries: try WriteContext.entries(of: fields, at: path, composites: composites,
+                                                          limit: configuration.maxIndexEntriesPerDocument))
     }
 }

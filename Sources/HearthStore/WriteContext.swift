@@ -40,7 +40,8 @@ public final class WriteContext {
                 update_time = excluded.update_time
             """)
         let path = document.path
-        s.bind(1, path.description)
+        let pathText = path.description
+        s.bind(1, pathText)
         s.bind(2, path.parent.description)
         s.bind(3, path.collectionID)
         s.bind(4, document.data)
@@ -52,7 +53,7 @@ public final class WriteContext {
             nested.bind(1, path.collectionID)
             try nested.run()
         }
-        try log(path: path, document: document, commitTime: commitTime)
+        try log(path: path, text: pathText, document: document, commitTime: commitTime)
     }
 
     /// Deletes a document (if present) with its index entries and logs the change. Returns whether it existed.
@@ -62,19 +63,21 @@ public final class WriteContext {
     }
 
     func deleteRow(_ path: DocumentPath, commitTime: Timestamp) throws -> Bool {
+        let pathText = path.description
         let s = try connection.prepare("DELETE FROM documents WHERE path = ?")
-        s.bind(1, path.description)
+        s.bind(1, pathText)
         try s.run()
         guard connection.changes > 0 else { return false }
-        try log(path: path, document: nil, commitTime: commitTime)
+        try log(path: path, text: pathText, document: nil, commitTime: commitTime)
         return true
     }
 
-    private func log(path: DocumentPath, document: StoredDocument?, commitTime: Timestamp) throws {
+    /// Logs a change to `path` (`text` is its description).
+    private func log(path: DocumentPath, text: String, document: StoredDocument?, commitTime: Timestamp) throws {
         let s = try connection.prepare(
             "INSERT INTO changes(commit_time, path, data, create_time, update_time) VALUES (?, ?, ?, ?, ?)")
         s.bind(1, commitTime.microseconds)
-        s.bind(2, path.description)
+        s.bind(2, text)
         if let document {
             s.bind(3, document.data)
             s.bind(4, document.createTime.microseconds)

@@ -119,6 +119,7 @@ public struct DocumentImport: Sendable {
         let file = try ImportFile(path: path, offset: status.offset, line: status.line, maxDocumentBytes: limits.maxDocumentBytes)
         let reader: any ImportReader = format == .ndjson ? NDJSONReader(file) : FixtureStreamReader(file, resuming: status.offset > 0)
         let startLine = status.line
+        let storage = database.storage
         var finished = false
         var batches = 0
         do {
@@ -156,11 +157,13 @@ public struct DocumentImport: Sendable {
                         before: file.bytes(at: max(0, end - Int64(ImportProgress.sampleBytes))..<end),
                         documents: status.documents + batch.count, finished: atEnd)
                     let writes = batch.map(\.write)
+                    // Encoded and indexed here, beside the writer rather than on it.
+                    let prepared = writes.map { storage.prepare($0.fields, at: $0.path) }
                     let lines = (batch.first?.line ?? status.line)...(last?.line ?? status.line)
                     group.addTask { [database, path] in
                         do {
                             try await database.storage.write { context in
-                                _ = try Database.apply(writes, commitTime: context.nextCommitTime(), in: context)
+                                _ = try Database.apply(writes, prepared: prepared, commitTime: context.nextCommitTime(), in: context)
                                 try context.record(record)
                             }
                         } catch let error as HearthError {

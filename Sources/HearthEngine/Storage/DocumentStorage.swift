@@ -20,6 +20,9 @@ public protocol DocumentStorage: AnyObject, Sendable {
     /// failed, and must not block.
     func write<T: Sendable>(_ body: @escaping @Sendable (any DocumentWriter) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+    /// The forms a document with these fields at `path` is stored in, made on the calling thread for a later
+    /// `DocumentWriter.put`; nil when they cannot be (the put then makes them, and reports why).
+    func prepare(_ fields: [String: Value], at path: DocumentPath) -> PreparedFields?
     /// The decoded document at `path` (nil when missing), for a rule's `get()` or `exists()` outside a
     /// transaction, on the calling thread.
     func ruleLookup(_ path: DocumentPath) throws -> Document?

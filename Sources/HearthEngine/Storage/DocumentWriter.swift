@@ -9,8 +9,10 @@ public protocol DocumentWriter {
     /// The decoded document at `path` as this transaction sees it, for a rule's `get()` or `exists()`.
     func ruleLookup(_ path: DocumentPath) throws -> Document?
     /// Stores a document whose fields the caller holds, with `previous` the fields stored before (nil when
-    /// the document did not exist), so that only the index entries that differ change.
-    func put(_ document: StoredDocument, fields: [String: Value], previous: [String: Value]?, commitTime: Timestamp) throws
+    /// the document did not exist), so that only the index entries that differ change; `prepared`, when given,
+    /// was made from `fields` (`DocumentStorage.prepare`).
+    func put(_ document: StoredDocument, fields: [String: Value], prepared: PreparedFields?, previous: [String: Value]?,
+             commitTime: Timestamp) throws
     /// Deletes a document whose stored fields the caller holds (nil: known missing); returns whether it existed.
     @discardableResult
     func delete(_ path: DocumentPath, previous: [String: Value]?, commitTime: Timestamp) throws -> Bool

@@ -38,6 +38,11 @@ package final class SQLiteDocumentStorage: DocumentStorage {
         store.write({ try body(SQLiteDocumentWriter(context: $0)) }, completion: completion)
     }
 
+    package func prepare(_ fields: [String: Value], at path: DocumentPath) -> PreparedFields? {
+        guard let entries = try? store.indexEntries(of: fields, at: path) else { return nil }
+        return PreparedFields(encoded: Value.encodeFields(fields), index: entries)
+    }
+
     package func ruleLookup(_ path: DocumentPath) throws -> Document? { try store.ruleLookup(path) }
 
     package func add(commitObserver observer: any CommitObserver) { store.add(commitObserver: observer) }

@@ -11,8 +11,10 @@ struct SQLiteDocumentWriter: DocumentWriter {
 
     func ruleLookup(_ path: DocumentPath) throws -> Document? { try context.ruleLookup(path) }
 
-    func put(_ document: StoredDocument, fields: [String: Value], previous: [String: Value]?, commitTime: Timestamp) throws {
-        try context.put(document, fields: fields, previous: previous, commitTime: commitTime)
+    func put(_ document: StoredDocument, fields: [String: Value], prepared: PreparedFields?, previous: [String: Value]?,
+             commitTime: Timestamp) throws {
+        try context.put(document, fields: fields, entries: prepared?.index as? Store.PreparedEntries, previous: previous,
+                        commitTime: commitTime)
     }
 
     @discardableResult
