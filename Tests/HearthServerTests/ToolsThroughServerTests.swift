@@ -129,7 +129,8 @@ import Testing
         }
         #expect(try await CommandResult.run(["fixtures", "load", file, "--data", folder]).status == 0)
         let before = try await CommandResult.run(["fixtures", "export", "--data", folder])
-        let port = try LoopbackPort.unused()
+        let unreachable = try UnreachablePort()
+        let port = unreachable.port
         let pid = getpid()
 
         struct Row {
@@ -170,6 +171,8 @@ import Testing
             }
             holder.close()
         }
+
+        withExtendedLifetime(unreachable) {}
 
         let list = try await HearthCLI.run(["users", "list", "--data", folder])
         #expect(list.output.contains("cat@example.com") && !list.output.contains("eve@example.com"), "\(list.output)")
