@@ -198,6 +198,16 @@ enum Schema {
         DROP TRIGGER IF EXISTS auth_revocations_trim;
         DROP TABLE IF EXISTS auth_revocations;
         """,
+        // The outbox delivers by SMTP: app email (`content`, JSON) beside account messages, and each
+        // message's delivery state (attempts, when to try next, the last error, when it was given up on).
+        """
+        ALTER TABLE auth_outbox ADD COLUMN content TEXT;
+        ALTER TABLE auth_outbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE auth_outbox ADD COLUMN next_attempt_at INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE auth_outbox ADD COLUMN last_error TEXT;
+        ALTER TABLE auth_outbox ADD COLUMN dead_at INTEGER;
+        CREATE INDEX auth_outbox_due ON auth_outbox(dead_at, next_attempt_at, seq);
+        """,
     ]
 
     /// The schema version that created the field index.

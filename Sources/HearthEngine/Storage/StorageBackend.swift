@@ -14,7 +14,9 @@ package struct StorageBackend: Sendable {
     /// Opens (creating and migrating as needed) the storage a configuration describes.
     package static func open(_ configuration: StorageConfiguration, logger: Logger) throws -> StorageBackend {
         let store = try Store(configuration: Store.Configuration(configuration), logger: logger)
-        return StorageBackend(documents: SQLiteDocumentStorage(store), accounts: SQLiteAuthStorage(file: store, logger: logger))
+        let seal = try OutboxSeal.loadOrCreate(dataDirectory: configuration.dataDirectory)
+        return StorageBackend(documents: SQLiteDocumentStorage(store),
+                              accounts: SQLiteAuthStorage(file: store, seal: seal, logger: logger))
     }
 }
 
