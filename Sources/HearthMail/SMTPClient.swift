@@ -36,11 +36,18 @@ public struct SMTPClient: Sendable {
 
     let configuration: Configuration
     let group: any EventLoopGroup
+    /// Made once (it loads the trust roots) and shared by every connection.
+    let tlsContext: Result<NIOSSLContext, SMTPFailure>
 
     /// A client; `group` defaults to NIO's shared threads.
     public init(configuration: Configuration, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.configuration = configuration
         self.group = group
+        do {
+            tlsContext = .success(try NIOSSLContext(configuration: configuration.tls))
+        } catch {
+            tlsContext = .failure(SMTPFailure(permanent: "the TLS settings are unusable: \(error)"))
+        }
     }
 
     /// Sends `message` (the rendered bytes) from `from` to each of `recipients` and answers each one's
@@ -48,7 +55,7 @@ public struct SMTPClient: Sendable {
     public func send(_ message: [UInt8], from: String, to recipients: [String]) async -> [Outcome] {
         let session: SMTPSession
         do {
-            session = try await SMTPSession.open(configuration, group: group)
+            session = try await SMTPSession.open(configuration, tls: tlsContext, group: group)
         } catch {
             return recipients.map { _ in .failed(error) }
         }
@@ -63,23 +70,22 @@ struct SMTPSession {
     let channel: any Channel
     let waiter: NIOLoopBound<SMTPReplyWaiter>
     let configuration: SMTPClient.Configuration
+    let tls: Result<NIOSSLContext, SMTPFailure>
     var extensions: [String: String] = [:]
     var secure: Bool
 
-    static func open(_ configuration: SMTPClient.Configuration, group: any EventLoopGroup) async throws(SMTPFailure) -> SMTPSession {
+    static func open(_ configuration: SMTPClient.Configuration, tls: Result<NIOSSLContext, SMTPFailure>,
+                     group: any EventLoopGroup) async throws(SMTPFailure) -> SMTPSession {
         let url = configuration.url
         let implicit = url.security == .implicitTLS
-        let sslContext: NIOSSLContext
-        do { sslContext = try NIOSSLContext(configuration: configuration.tls) } catch {
-            throw SMTPFailure(permanent: "the TLS settings are unusable: \(error)")
-        }
+        let sslContext: NIOSSLContext? = implicit ? try tls.get() : nil
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: group)
                 .connectTimeout(configuration.connectTimeout)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        if implicit {
+                        if let sslContext {
                             try channel.pipeline.syncOperations.addHandler(
                                 try NIOSSLClientHandler(context: sslContext, serverHostname: SMTPSession.sniName(url.host)))
                         }
@@ -100,7 +106,7 @@ struct SMTPSession {
             channel.close(promise: nil)
             throw SMTPFailure(transient: "the connection closed at once")
         }
-        var session = SMTPSession(channel: channel, waiter: waiter, configuration: configuration, secure: implicit)
+        var session = SMTPSession(channel: channel, waiter: waiter, configuration: configuration, tls: tls, secure: implicit)
         do {
             try await session.greet()
         } catch {
@@ -157,13 +163,12 @@ struct SMTPSession {
     }
 
     mutating func startTLS() async throws(SMTPFailure) {
-        let tls = configuration.tls
+        let context = try tls.get()
         let host = configuration.url.host
         let channel = self.channel
         do {
             try await channel.eventLoop.submit {
-                let handler = try NIOSSLClientHandler(context: try NIOSSLContext(configuration: tls),
-                                                      serverHostname: SMTPSession.sniName(host))
+                let handler = try NIOSSLClientHandler(context: context, serverHostname: SMTPSession.sniName(host))
                 try channel.pipeline.syncOperations.addHandler(handler, position: .first)
             }.get()
         } catch {
