@@ -7,7 +7,7 @@ address each, in requests of 50 addresses), and times from the first request unt
 received them all and the outbox is empty. Each message is one SMTP connection (EHLO, MAIL, RCPT, DATA,
 QUIT); four are sent at once. Everything stays on 127.0.0.1 and stops by itself.
 
-    python3 bench/mail_bench.py [--messages 2000] [--config release]
+    python3 bench/mail_bench.py [--messages 2000] [--config release] [--binary PATH]
 """
 import argparse, json, os, subprocess, sys, tempfile, time
 
@@ -30,11 +30,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=2000)
     ap.add_argument("--config", default="release", choices=["release", "debug"])
+    ap.add_argument("--binary", help="a hearth binary to run instead of building one")
     args = ap.parse_args()
     python = os.path.join(ROOT, ".build", "peers-venv", "bin", "python")
     if subprocess.run([python, "-c", "import aiosmtpd"], capture_output=True).returncode != 0:
         raise SystemExit("aiosmtpd is missing: run `bash Tests/peers/install.sh`")
-    binary = built(config=args.config)
+    binary = args.binary or built(config=args.config)
     procs = []
     with tempfile.TemporaryDirectory() as tmp:
         try:
