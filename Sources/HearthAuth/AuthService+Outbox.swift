@@ -66,3 +66,22 @@ extension AuthService {
         return retried
     }
 }
+
+extension OutboxMessage {
+    /// The message as `GET /v1/admin/outbox` and `hearth outbox list` show it: never its token or body.
+    public var adminJSON: JSON {
+        var fields: [(String, JSON)] = [
+            ("id", .string(id)), ("purpose", .string(purpose.rawValue)), ("to", .string(to)),
+            ("attempts", .int(Int64(delivery.attempts))), ("lastError", delivery.lastError.map { .string($0) } ?? .null),
+            ("createdAt", .string(createdAt.rfc3339)),
+        ]
+        if !uid.isEmpty { fields.append(("uid", .string(uid))) }
+        if let subject = email?.subject { fields.append(("subject", .string(subject))) }
+        if let dead = delivery.deadAt {
+            fields.append(("deadAt", .string(dead.rfc3339)))
+        } else {
+            fields.append(("nextAttemptAt", .string(delivery.nextAttemptAt.rfc3339)))
+        }
+        return .object(fields)
+    }
+}

@@ -21,7 +21,7 @@ struct MessageRoutes {
             let pending = try await auth.pendingOutbox(limit: Self.listLimit)
             let dead = try await auth.deadOutbox(limit: Self.listLimit)
             return jsonResponse(JSON.object([
-                ("pending", .array(pending.map(Self.json))), ("dead", .array(dead.map(Self.json))),
+                ("pending", .array(pending.map(\.adminJSON))), ("dead", .array(dead.map(\.adminJSON))),
             ]).serialized())
         }
         router.post("/v1/admin/outbox/retry") { request, context in
@@ -44,23 +44,6 @@ struct MessageRoutes {
 
     /// Most messages of each state listed.
     static let listLimit = 1000
-
-    /// A message as the operator sees it: never its token or body.
-    static func json(_ m: OutboxMessage) -> JSON {
-        var fields: [(String, JSON)] = [
-            ("id", .string(m.id)), ("purpose", .string(m.purpose.rawValue)), ("to", .string(m.to)),
-            ("attempts", .int(Int64(m.delivery.attempts))), ("lastError", m.delivery.lastError.map { .string($0) } ?? .null),
-            ("createdAt", .string(m.createdAt.rfc3339)),
-        ]
-        if !m.uid.isEmpty { fields.append(("uid", .string(m.uid))) }
-        if let subject = m.email?.subject { fields.append(("subject", .string(subject))) }
-        if let dead = m.delivery.deadAt {
-            fields.append(("deadAt", .string(dead.rfc3339)))
-        } else {
-            fields.append(("nextAttemptAt", .string(m.delivery.nextAttemptAt.rfc3339)))
-        }
-        return .object(fields)
-    }
 
     static func requireAdmin(_ context: HearthRequestContext, _ what: String) throws(HearthError) {
         guard context.identity.isAdmin else { throw .permissionDenied("\(what) needs the admin key") }

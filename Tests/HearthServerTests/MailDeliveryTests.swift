@@ -168,6 +168,32 @@ import Testing
         }
     }
 
+    @Test func hearthOutboxListsAndRetriesDeadMessagesThroughTheServerOrOnTheFile() async throws {
+        var options = SMTPTestServer.Options()
+        options.reject = ["nobody@example.com"]
+        let folder = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await Self.withSMTP(options) { smtp in
+            let server = try await TestServer.start(dataDirectory: folder, configure: Self.configure("smtp://127.0.0.1:\(smtp.port)"))
+            let client = server.client()
+            #expect(try await client.post("/v1/messages/email", Self.email(["nobody@example.com"])).status == 202)
+            _ = try await Self.waitForOutbox(client) { Self.count($0, "dead") == 1 }
+            let throughServer = try await HearthCLI.run(["outbox", "list", "--data", folder], environment: ["HEARTH_ADMIN_KEY": server.adminKey])
+            #expect(throughServer.status == 0 && throughServer.output.contains("550 5.1.1"), "\(throughServer.output)")
+            await client.close()
+            await server.stop()
+        }
+        let listed = try await HearthCLI.run(["outbox", "list", "--data", folder])
+        let json = try JSON.parse(listed.output)
+        #expect(Self.first(json, "dead")?["to"] == .string("nobody@example.com"), "\(listed.output)")
+        let retried = try await HearthCLI.run(["outbox", "retry", "--data", folder])
+        #expect(retried.status == 0 && retried.output.contains("retried"), "\(retried.output)")
+        let after = try JSON.parse(try await HearthCLI.run(["outbox", "list", "--data", folder]).output)
+        #expect(Self.count(after, "dead") == 0 && Self.first(after, "pending")?["attempts"] == .int(0), "\(after)")
+        let unknown = try await HearthCLI.run(["outbox", "retry", "--data", folder, "--id", "nope"])
+        #expect(unknown.status != 0 && unknown.output.contains("no dead message has the id 'nope'"))
+    }
+
     @Test func aConnectionDroppedAtTheEndOfDataIsRetriedAndDeliveredOnce() async throws {
         var options = SMTPTestServer.Options()
         options.dropData = 2
