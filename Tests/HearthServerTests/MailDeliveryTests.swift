@@ -7,8 +7,9 @@ import NIOCore
 import Testing
 
 /// The outbox delivered over SMTP to a real server (aiosmtpd, started by each test), read back from what
-/// that server received.
-@Suite struct MailDeliveryTests {
+/// that server received. One at a time: each starts a Python process (and some a TLS certificate), which
+/// all at once would crowd the timing-sensitive suites running beside them.
+@Suite(.serialized) struct MailDeliveryTests {
     static let password = "correct horse battery"
 
     /// A server whose outbox goes to `smtp`, with quick retries so that a test sees several attempts.
