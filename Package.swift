@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.25.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
@@ -48,6 +49,13 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
+        // Outgoing email: the message format and an SMTP client (no maintained Swift SMTP package fits).
+        .target(name: "HearthMail", dependencies: [
+            "HearthCore",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ], swiftSettings: swiftSettings),
         .target(name: "HearthEngine", dependencies: [
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth",
             .product(name: "Crypto", package: "swift-crypto"),
@@ -56,7 +64,7 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthServer", dependencies: [
-            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthFirestore",
+            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthFirestore", "HearthMail",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -68,6 +76,7 @@ let package = Package(
             .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: swiftSettings),
         // Firestore's v1 API as generated code; `protos/generate.sh` regenerates it from `protos/`.
@@ -87,7 +96,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthTesting", dependencies: [
-            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer", "HearthFirestoreProtos",
+            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer", "HearthFirestoreProtos", "HearthMail",
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
@@ -104,7 +113,7 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "hearth", dependencies: [
-            "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthServer",
+            "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthServer", "HearthMail",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -125,6 +134,12 @@ let package = Package(
         // The store opens the file the accounts' SQLite storage runs on.
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthCore", "HearthStore", "HearthAuth", "HearthTesting"],
                     swiftSettings: swiftSettings),
+        .testTarget(name: "HearthMailTests", dependencies: [
+            "HearthCore", "HearthMail", "HearthTesting",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+        ],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "HearthFirestoreProtosTests", dependencies: [
             "HearthFirestoreProtos",
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -141,7 +156,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthServerTests", dependencies: [
-            "HearthCore", "HearthAuth", "HearthStore", "HearthEngine", "HearthServer", "HearthTesting",
+            "HearthCore", "HearthAuth", "HearthStore", "HearthEngine", "HearthServer", "HearthMail", "HearthTesting",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import HearthCore
 
 /// The server owner's key: `Authorization: Bearer <key>` acts as the admin (bypassing rules, like
@@ -23,8 +18,6 @@ public struct AdminKey: Sendable {
     public static let fileName = "admin.key"
     /// Shortest key accepted from configuration or a file, in bytes; shorter keys are guessable.
     public static let minimumLength = 32
-    /// Largest key file read, in bytes.
-    static let maxFileBytes = 4_096
 
     /// Where the key came from.
     public let source: Source
@@ -47,23 +40,10 @@ public struct AdminKey: Sendable {
     /// others can read is tightened to 0600.
     public static func loadOrCreate(dataDirectory: String, configured: String?) throws(HearthError) -> AdminKey {
         if let configured, !configured.isEmpty { return try AdminKey(key: configured, source: .configured) }
-        try makeDirectory(dataDirectory)
-        let path = dataDirectory.hasSuffix("/") ? dataDirectory + fileName : dataDirectory + "/" + fileName
-        let key = Tokens.generate(.adminKey)
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if fd >= 0 {
-            let bytes = Array((key + "\n").utf8)
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd)
-            close(fd)
-            guard written == bytes.count, synced == 0 else {
-                unlink(path)
-                throw .internal("Could not write the admin key file \(path) (errno \(errno)).")
-            }
-            return try AdminKey(key: key, source: .created(path: path))
+        let file = try SecretFile.loadOrCreate(dataDirectory: dataDirectory, name: fileName, what: "admin key") {
+            Tokens.generate(.adminKey)
         }
-        guard errno == EEXIST else { throw .internal("Could not create the admin key file \(path) (errno \(errno)).") }
-        return try AdminKey(key: readKeyFile(path), source: .loaded(path: path))
+        return try AdminKey(key: file.secret, source: file.created ? .created(path: file.path) : .loaded(path: file.path))
     }
 
     /// True when `presented` is the key (constant time).
@@ -89,39 +69,5 @@ public struct AdminKey: Sendable {
         guard trimmed.utf8.count > 7, trimmed.prefix(7).lowercased() == "bearer " else { return nil }
         let token = EmailAddress.trim(String(trimmed.dropFirst(7)))
         return token.isEmpty ? nil : token
-    }
-
-    private static func makeDirectory(_ path: String) throws(HearthError) {
-        var components: [String] = []
-        for part in path.split(separator: "/", omittingEmptySubsequences: false) {
-            components.append(String(part))
-            let prefix = components.joined(separator: "/")
-            if prefix.isEmpty { continue }
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
-                throw .internal("Could not create the data folder \(path) (errno \(errno)).")
-            }
-        }
-    }
-
-    private static func readKeyFile(_ path: String) throws(HearthError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .internal("Could not read the admin key file \(path) (errno \(errno)).") }
-        defer { close(fd) }
-        var info = stat()
-        if fstat(fd, &info) == 0, info.st_mode & 0o077 != 0 {
-            // Readable by others: tighten rather than refuse, since the owner may have copied it carelessly.
-            _ = fchmod(fd, 0o600)
-        }
-        var buffer = [UInt8](repeating: 0, count: maxFileBytes)
-        var total = 0
-        while total < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
-            if n < 0 { throw .internal("Could not read the admin key file \(path) (errno \(errno)).") }
-            if n == 0 { break }
-            total += n
-        }
-        let text = EmailAddress.trim(String(decoding: buffer[..<total], as: UTF8.self))
-        guard !text.isEmpty else { throw .internal("The admin key file \(path) is empty; delete it to make a new key.") }
-        return text
     }
 }

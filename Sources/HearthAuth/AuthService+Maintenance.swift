@@ -21,17 +21,4 @@ extension AuthService {
         creationThrottle.withLock { $0.sweep() }
         return SweepReport(sessions: sessions, oneTimeTokens: tokens)
     }
-
-    /// Hands pending outbox messages to `deliver` (oldest first, at most `limit`) and deletes each one it
-    /// accepts (answers true); answers how many were delivered. A message not accepted stays for the next run.
-    @discardableResult
-    public func deliverOutbox(limit: Int = 100, using deliver: @Sendable (OutboxMessage) async -> Bool)
-        async throws(HearthError) -> Int {
-        var delivered = 0
-        for message in try await storage.pendingOutbox(limit: limit) where await deliver(message) {
-            try await storage.deleteOutbox(id: message.id)
-            delivered += 1
-        }
-        return delivered
-    }
 }

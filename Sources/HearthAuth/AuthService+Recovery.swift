@@ -76,11 +76,11 @@ extension AuthService {
         let token = Tokens.generate(purpose == .passwordReset ? .passwordReset : .emailVerification)
         let time = now()
         let expires = time.adding(lifetime)
-        try await storage.replaceOneTimeToken(OneTimeTokenRecord(
-            tokenHash: Tokens.hash(token), purpose: purpose, uid: uid, emailNormalized: emailNormalized,
-            createdAt: time, expiresAt: expires))
-        try await storage.enqueueOutbox(OutboxMessage(
-            id: makeAutoID(), purpose: purpose, to: to, uid: uid, token: token, expiresAt: expires, createdAt: time))
+        try await storage.replaceOneTimeToken(
+            OneTimeTokenRecord(tokenHash: Tokens.hash(token), purpose: purpose, uid: uid, emailNormalized: emailNormalized,
+                               createdAt: time, expiresAt: expires),
+            queueing: OutboxMessage(id: makeAutoID(), purpose: OutboxMessage.Purpose(purpose), to: to, uid: uid,
+                                    token: token, expiresAt: expires, createdAt: time))
     }
 
     /// Spends a one-time token and answers its account; every failure reads the same apart from expiry.

@@ -79,8 +79,9 @@ public protocol AuthStorage: Sendable {
     // MARK: One-time tokens
 
     /// Stores a one-time token, first deleting the account's earlier ones of the same purpose (only the
-    /// newest link works).
-    func replaceOneTimeToken(_ token: OneTimeTokenRecord) async throws(HearthError)
+    /// newest link works), and queues the message that carries it, atomically: a token exists only with
+    /// its message, and a queued message only with its token.
+    func replaceOneTimeToken(_ token: OneTimeTokenRecord, queueing message: OutboxMessage) async throws(HearthError)
     /// Atomically removes and answers the token with this hash and purpose (single use), or nil.
     func consumeOneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose)
         async throws(HearthError) -> OneTimeTokenRecord?
@@ -91,10 +92,14 @@ public protocol AuthStorage: Sendable {
 
     // MARK: Outbox
 
-    /// Queues a message.
-    func enqueueOutbox(_ message: OutboxMessage) async throws(HearthError)
-    /// The oldest pending messages, at most `limit`.
-    func pendingOutbox(limit: Int) async throws(HearthError) -> [OutboxMessage]
+    /// Queues messages, all or none.
+    func enqueueOutbox(_ messages: [OutboxMessage]) async throws(HearthError)
+    /// The oldest pending (not dead) messages due by `time`, at most `limit`, their tokens opened.
+    func pendingOutbox(dueBy time: Timestamp, limit: Int) async throws(HearthError) -> [OutboxMessage]
+    /// The oldest dead messages, at most `limit`.
+    func deadOutbox(limit: Int) async throws(HearthError) -> [OutboxMessage]
+    /// Records a message's delivery state; false if the message is gone.
+    func updateOutboxDelivery(id: String, _ delivery: OutboxMessage.Delivery) async throws(HearthError) -> Bool
     /// Removes a delivered message.
     func deleteOutbox(id: String) async throws(HearthError)
 }

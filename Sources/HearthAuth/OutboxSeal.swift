@@ -1,15 +1,31 @@
 import Crypto
 import HearthCore
 
-/// Encrypts the one-time tokens that wait in a persistent outbox (ChaCha20-Poly1305 under a key that lives
-/// only in the server's memory), so the database file never holds a usable token in clear: a copied file
-/// or a backup yields nothing that resets a password. A message sealed by an earlier process cannot be
-/// opened after a restart; the outbox drops it and the user asks for a new link.
+/// Encrypts the one-time tokens that wait in the outbox (ChaCha20-Poly1305), so the database file never
+/// holds a usable token in clear: a copied file or a backup of it yields nothing that resets a password.
+/// The server's key lives beside the database in `DATA/outbox.key` (mode 0600), so messages queued before
+/// a restart are still delivered after it; a message sealed under another key (the key file deleted or the
+/// database moved without it) cannot be opened, and the outbox drops it: the user asks for a new link.
 public struct OutboxSeal: Sendable {
+    /// The key file's name inside the data folder.
+    public static let fileName = "outbox.key"
     private let key: SymmetricKey
 
-    /// A seal with a fresh random key.
+    /// A seal with a fresh random key, known only to this process.
     public init() { key = SymmetricKey(data: Tokens.randomBytes(32)) }
+
+    /// The seal of a data folder, its key read from (or generated into) `DATA/outbox.key`.
+    public static func loadOrCreate(dataDirectory: String) throws(HearthError) -> OutboxSeal {
+        let file = try SecretFile.loadOrCreate(dataDirectory: dataDirectory, name: fileName, what: "outbox key") {
+            Base64.encode(Tokens.randomBytes(32))
+        }
+        guard let bytes = Base64.decode(file.secret), bytes.count == 32 else {
+            throw .internal("The outbox key file \(file.path) is not 32 bytes in base64; delete it to make a new one (queued account messages are then dropped).")
+        }
+        return OutboxSeal(key: SymmetricKey(data: bytes))
+    }
+
+    private init(key: SymmetricKey) { self.key = key }
 
     /// The sealed form of a token (nonce, ciphertext and tag in one blob).
     public func seal(_ token: String) -> [UInt8] {

@@ -267,7 +267,8 @@ package final class SQLiteAuthStorage: AuthStorage {
 
     // MARK: One-time tokens
 
-    package func replaceOneTimeToken(_ token: OneTimeTokenRecord) async throws(HearthError) {
+    package func replaceOneTimeToken(_ token: OneTimeTokenRecord, queueing message: OutboxMessage) async throws(HearthError) {
+        let sealed = seal.seal(message.token)
         try await writing { c in
             let old = try c.prepare("DELETE FROM auth_one_time_tokens WHERE uid = ? AND purpose = ?")
             old.bind(1, token.uid)
@@ -284,6 +285,7 @@ package final class SQLiteAuthStorage: AuthStorage {
             s.bind(5, token.createdAt.microseconds)
             s.bind(6, token.expiresAt.microseconds)
             try s.run()
+            try Self.insertOutbox(c, message, sealed: sealed)
         }
     }
 
@@ -327,47 +329,74 @@ package final class SQLiteAuthStorage: AuthStorage {
 
     // MARK: Outbox
 
-    package func enqueueOutbox(_ message: OutboxMessage) async throws(HearthError) {
-        let sealed = seal.seal(message.token)
+    package func enqueueOutbox(_ messages: [OutboxMessage]) async throws(HearthError) {
+        let sealed = messages.map { seal.seal($0.token) }
         try await writing { c in
-            let s = try c.prepare("""
-                INSERT INTO auth_outbox(id, purpose, recipient, uid, sealed_token, expires_at, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """)
-            s.bind(1, message.id)
-            s.bind(2, message.purpose.rawValue)
-            s.bind(3, message.to)
-            s.bind(4, message.uid)
-            s.bind(5, sealed)
-            s.bind(6, message.expiresAt.microseconds)
-            s.bind(7, message.createdAt.microseconds)
-            try s.run()
+            for (message, token) in zip(messages, sealed) { try Self.insertOutbox(c, message, sealed: token) }
         }
     }
 
-    package func pendingOutbox(limit: Int) async throws(HearthError) -> [OutboxMessage] {
+    static func insertOutbox(_ c: SQLiteConnection, _ message: OutboxMessage, sealed: [UInt8]) throws {
+        let s = try c.prepare("""
+            INSERT INTO auth_outbox(id, purpose, recipient, uid, sealed_token, expires_at, created_at, content,
+                                    attempts, next_attempt_at, last_error, dead_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        s.bind(1, message.id)
+        s.bind(2, message.purpose.rawValue)
+        s.bind(3, message.to)
+        s.bind(4, message.uid)
+        s.bind(5, sealed)
+        s.bind(6, message.expiresAt.microseconds)
+        s.bind(7, message.createdAt.microseconds)
+        if let email = message.email { s.bind(8, encodeEmail(email)) } else { s.bindNull(8) }
+        s.bind(9, Int64(message.delivery.attempts))
+        s.bind(10, message.delivery.nextAttemptAt.microseconds)
+        if let error = message.delivery.lastError { s.bind(11, error) } else { s.bindNull(11) }
+        if let dead = message.delivery.deadAt { s.bind(12, dead.microseconds) } else { s.bindNull(12) }
+        try s.run()
+    }
+
+    package func pendingOutbox(dueBy time: Timestamp, limit: Int) async throws(HearthError) -> [OutboxMessage] {
+        try await outbox(where: "dead_at IS NULL AND next_attempt_at <= ?", time: time, limit: limit)
+    }
+
+    package func deadOutbox(limit: Int) async throws(HearthError) -> [OutboxMessage] {
+        try await outbox(where: "dead_at IS NOT NULL AND next_attempt_at >= ?", time: Timestamp(microseconds: .min), limit: limit)
+    }
+
+    private func outbox(where condition: String, time: Timestamp, limit: Int) async throws(HearthError) -> [OutboxMessage] {
         let rows = try await reading { c -> [(OutboxMessage, [UInt8])] in
             let s = try c.prepare("""
-                SELECT id, purpose, recipient, uid, sealed_token, expires_at, created_at FROM auth_outbox
-                ORDER BY seq LIMIT ?
+                SELECT id, purpose, recipient, uid, sealed_token, expires_at, created_at, content, attempts,
+                       next_attempt_at, last_error, dead_at
+                FROM auth_outbox WHERE \(condition) ORDER BY seq LIMIT ?
                 """)
             defer { s.reset() }
-            s.bind(1, Int64(max(0, limit)))
+            s.bind(1, time.microseconds)
+            s.bind(2, Int64(max(0, limit)))
             var out: [(OutboxMessage, [UInt8])] = []
             while try s.step() {
-                guard let purpose = OneTimeTokenRecord.Purpose(rawValue: s.text(1)) else {
+                guard let purpose = OutboxMessage.Purpose(rawValue: s.text(1)) else {
                     throw HearthError.internal("An outbox row has an unknown purpose.")
                 }
+                let delivery = OutboxMessage.Delivery(
+                    attempts: Int(s.int(8)), nextAttemptAt: Timestamp(microseconds: s.int(9)),
+                    lastError: s.isNull(10) ? nil : s.text(10), deadAt: s.isNull(11) ? nil : Timestamp(microseconds: s.int(11)))
                 out.append((OutboxMessage(id: s.text(0), purpose: purpose, to: s.text(2), uid: s.text(3), token: "",
                                           expiresAt: Timestamp(microseconds: s.int(5)),
-                                          createdAt: Timestamp(microseconds: s.int(6))), s.blob(4)))
+                                          createdAt: Timestamp(microseconds: s.int(6)),
+                                          email: s.isNull(7) ? nil : try Self.decodeEmail(s.text(7)),
+                                          delivery: delivery), s.blob(4)))
             }
             return out
         }
         var messages: [OutboxMessage] = []
         var unreadable: [String] = []
         for (message, sealed) in rows {
-            if let token = seal.open(sealed) {
+            if message.purpose == .email {
+                messages.append(message)
+            } else if let token = seal.open(sealed) {
                 var opened = message
                 opened.token = token
                 messages.append(opened)
@@ -376,12 +405,27 @@ package final class SQLiteAuthStorage: AuthStorage {
             }
         }
         if !unreadable.isEmpty {
-            // Sealed by an earlier process: the key died with it, so these links can never be sent.
-            logger.warning("dropped outbox messages sealed before a restart; their recipients must ask again",
+            // Sealed under another key (the key file was replaced): these links can never be sent.
+            logger.warning("dropped outbox messages sealed under another key; their recipients must ask again",
                            metadata: ["count": "\(unreadable.count)"])
             for id in unreadable { try await deleteOutbox(id: id) }
         }
         return messages
+    }
+
+    package func updateOutboxDelivery(id: String, _ delivery: OutboxMessage.Delivery) async throws(HearthError) -> Bool {
+        try await writing { c in
+            let s = try c.prepare("""
+                UPDATE auth_outbox SET attempts = ?, next_attempt_at = ?, last_error = ?, dead_at = ? WHERE id = ?
+                """)
+            s.bind(1, Int64(delivery.attempts))
+            s.bind(2, delivery.nextAttemptAt.microseconds)
+            if let error = delivery.lastError { s.bind(3, error) } else { s.bindNull(3) }
+            if let dead = delivery.deadAt { s.bind(4, dead.microseconds) } else { s.bindNull(4) }
+            s.bind(5, id)
+            try s.run()
+            return c.changes > 0
+        }
     }
 
     package func deleteOutbox(id: String) async throws(HearthError) {
@@ -390,6 +434,24 @@ package final class SQLiteAuthStorage: AuthStorage {
             s.bind(1, id)
             try s.run()
         }
+    }
+
+    static func encodeEmail(_ email: OutboxMessage.Email) -> String {
+        var fields: [(String, JSON)] = [
+            ("to", .array(email.to.map { .string($0) })), ("subject", .string(email.subject)), ("text", .string(email.text)),
+        ]
+        if let html = email.html { fields.append(("html", .string(html))) }
+        return JSON.object(fields).text
+    }
+
+    static func decodeEmail(_ text: String) throws -> OutboxMessage.Email {
+        let json = try JSON.parse(text)
+        guard case .array(let to)? = json["to"], case .string(let subject)? = json["subject"],
+              case .string(let body)? = json["text"] else { throw HearthError.internal("An outbox row has unreadable content.") }
+        var html: String?
+        if case .string(let h)? = json["html"] { html = h }
+        return OutboxMessage.Email(to: to.compactMap { if case .string(let s) = $0 { s } else { nil } },
+                                   subject: subject, text: body, html: html)
     }
 
     // MARK: Plumbing

@@ -15,9 +15,15 @@ struct AccountsAssembly {
         let hasher = try PasswordHasher(configuration: configuration.passwordHashing)
         auth = AuthService(storage: storage.accounts, hasher: hasher, configuration: configuration.auth,
                            now: configuration.authClock)
-        services = [
+        let interval = max(.milliseconds(10), configuration.outboxInterval)
+        let outbox: any Service = if let mail = configuration.mail {
+            MailDeliveryService(auth: auth, settings: mail, interval: interval, logger: logger)
+        } else {
             OutboxService(auth: auth, mailbox: OutboxFile(dataDirectory: configuration.storage.dataDirectory),
-                          interval: max(.milliseconds(10), configuration.outboxInterval), logger: logger),
+                          interval: interval, logger: logger)
+        }
+        services = [
+            outbox,
             SessionSweeper(auth: auth, interval: max(.milliseconds(10), configuration.sweepInterval), logger: logger),
         ]
     }
@@ -26,5 +32,6 @@ struct AccountsAssembly {
         AuthRoutes(auth: auth, clientAddress: ClientAddress(trustForwardedFor: configuration.trustForwardedFor))
             .register(on: router)
         AdminUserRoutes(auth: auth).register(on: router)
+        MessageRoutes(auth: auth).register(on: router)
     }
 }

@@ -20,8 +20,9 @@ public struct OutboxFile: Sendable {
         path = dataDirectory.hasSuffix("/") ? dataDirectory + Self.fileName : dataDirectory + "/" + Self.fileName
     }
 
-    /// Appends a message as one line:
-    /// `{"id", "purpose", "to", "uid", "token", "expiresAt", "createdAt"}`. False when it could not be written
+    /// Appends a message as one line: `{"id", "purpose", "to", "uid", "token", "expiresAt", "createdAt"}`
+    /// for an account message, `{"id", "purpose": "email", "to", "subject", "text", "html"?, "createdAt"}`
+    /// for an app email. False when it could not be written
     /// (the message then stays in the outbox for the next delivery).
     public func append(_ message: OutboxMessage) -> Bool {
         let line = Self.line(message)
@@ -35,6 +36,15 @@ public struct OutboxFile: Sendable {
     }
 
     static func line(_ message: OutboxMessage) -> [UInt8] {
+        if let email = message.email {
+            var fields: [(String, JSON)] = [
+                ("id", .string(message.id)), ("purpose", .string(message.purpose.rawValue)), ("to", .string(message.to)),
+                ("subject", .string(email.subject)), ("text", .string(email.text)),
+            ]
+            if let html = email.html { fields.append(("html", .string(html))) }
+            fields.append(("createdAt", .string(message.createdAt.rfc3339)))
+            return JSON.object(fields).serialized() + [UInt8(ascii: "\n")]
+        }
         var bytes = JSON.object([
             ("id", .string(message.id)),
             ("purpose", .string(message.purpose.rawValue)),

@@ -39,8 +39,10 @@ public struct ServerConfiguration: Sendable {
     public var auth = AuthService.Configuration()
     /// The accounts' clock; tests inject one to move time.
     public var authClock: @Sendable () -> Timestamp = { Timestamp.now() }
-    /// Time between outbox deliveries.
+    /// Time between outbox deliveries (looks for due messages, with SMTP).
     public var outboxInterval: Duration = .seconds(1)
+    /// SMTP delivery of the outbox; nil writes it to the development mailbox, `DATA/outbox.ndjson`.
+    public var mail: MailSettings?
     /// Time between sweeps of ended sessions and expired one-time tokens.
     public var sweepInterval: Duration = .seconds(600)
     /// Whether throttles take the client address from `X-Forwarded-For` (its last entry) instead of the

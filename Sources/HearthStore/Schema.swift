@@ -217,6 +217,16 @@ enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX files_sha256 ON files(sha256);
         """,
+        // The outbox delivers by SMTP: app email (`content`, JSON) beside account messages, and each
+        // message's delivery state (attempts, when to try next, the last error, when it was given up on).
+        """
+        ALTER TABLE auth_outbox ADD COLUMN content TEXT;
+        ALTER TABLE auth_outbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE auth_outbox ADD COLUMN next_attempt_at INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE auth_outbox ADD COLUMN last_error TEXT;
+        ALTER TABLE auth_outbox ADD COLUMN dead_at INTEGER;
+        CREATE INDEX auth_outbox_due ON auth_outbox(dead_at, next_attempt_at, seq);
+        """,
     ]
 
     /// The schema version that created the field index.

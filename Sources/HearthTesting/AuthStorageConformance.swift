@@ -129,9 +129,13 @@ public enum AuthStorageConformance {
                 OneTimeTokenRecord(tokenHash: Tokens.hash(text), purpose: purpose, uid: "u",
                                    emailNormalized: "u@example.com", createdAt: t0, expiresAt: at(expires))
             }
-            try await storage.replaceOneTimeToken(token("old", .passwordReset))
-            try await storage.replaceOneTimeToken(token("new", .passwordReset))
-            try await storage.replaceOneTimeToken(token("verify", .emailVerification, expires: 10))
+            func message(_ text: String) -> OutboxMessage {
+                OutboxMessage(id: "m-" + text, purpose: .passwordReset, to: "u@example.com", uid: "u", token: text,
+                              expiresAt: at(100), createdAt: t0)
+            }
+            try await storage.replaceOneTimeToken(token("old", .passwordReset), queueing: message("old"))
+            try await storage.replaceOneTimeToken(token("new", .passwordReset), queueing: message("new"))
+            try await storage.replaceOneTimeToken(token("verify", .emailVerification, expires: 10), queueing: message("verify"))
             r.expect(try await storage.consumeOneTimeToken(hash: Tokens.hash("old"), purpose: .passwordReset) == nil,
                      "a replaced token is gone")
             r.expect(try await storage.consumeOneTimeToken(hash: Tokens.hash("verify"), purpose: .passwordReset) == nil,
@@ -141,22 +145,37 @@ public enum AuthStorageConformance {
             r.expect(try await storage.consumeOneTimeToken(hash: Tokens.hash("new"), purpose: .passwordReset) == nil,
                      "a token works once")
             r.expect(try await storage.deleteOneTimeTokens(expiredBefore: at(50)) == 1, "expired tokens are swept")
-            try await storage.replaceOneTimeToken(token("again", .passwordReset))
+            r.expect(try await storage.pendingOutbox(dueBy: at(0), limit: 10).map(\.token) == ["old", "new", "verify"],
+                     "each token's message is queued with it")
+            try await storage.replaceOneTimeToken(token("again", .passwordReset), queueing: message("again"))
             try await storage.deleteOneTimeTokens(uid: "u", purpose: .passwordReset)
             r.expect(try await storage.consumeOneTimeToken(hash: Tokens.hash("again"), purpose: .passwordReset) == nil,
                      "an account's tokens can be deleted")
         }),
         ("the outbox is first in, first out", { storage, r throws(HearthError) in
             try await storage.insertUser(user("u", "u@example.com"))
-            for id in ["m1", "m2", "m3"] {
-                try await storage.enqueueOutbox(OutboxMessage(id: id, purpose: .passwordReset, to: "u@example.com", uid: "u",
-                                                              token: "t", expiresAt: at(10), createdAt: t0))
-            }
-            r.expect(try await storage.pendingOutbox(limit: 2).map(\.id) == ["m1", "m2"], "oldest first, limited")
+            try await storage.enqueueOutbox(["m1", "m2", "m3"].map {
+                OutboxMessage(id: $0, purpose: .passwordReset, to: "u@example.com", uid: "u", token: "t",
+                              expiresAt: at(10), createdAt: t0)
+            })
+            let email = OutboxMessage.Email(to: ["a@example.com", "b@example.com"], subject: "Hi", text: "Hello", html: "<p>Hello</p>")
+            try await storage.enqueueOutbox([OutboxMessage(id: "e1", purpose: .email, to: "a@example.com", uid: "", token: "",
+                                                           expiresAt: t0, createdAt: t0, email: email)])
+            r.expect(try await storage.pendingOutbox(dueBy: t0, limit: 2).map(\.id) == ["m1", "m2"], "oldest first, limited")
+            r.expect(try await storage.pendingOutbox(dueBy: t0, limit: 10).last?.email == email, "an app email keeps its content")
             try await storage.deleteOutbox(id: "m1")
-            r.expect(try await storage.pendingOutbox(limit: 10).map(\.id) == ["m2", "m3"], "delivered messages go")
+            r.expect(try await storage.pendingOutbox(dueBy: t0, limit: 10).map(\.id) == ["m2", "m3", "e1"], "delivered messages go")
+            let later = OutboxMessage.Delivery(attempts: 1, nextAttemptAt: at(5), lastError: "451 try later", deadAt: nil)
+            r.expect(try await storage.updateOutboxDelivery(id: "m2", later), "a delivery state is recorded")
+            r.expect(try await storage.pendingOutbox(dueBy: at(4), limit: 10).map(\.id) == ["m3", "e1"], "a message waits for its next attempt")
+            r.expect(try await storage.pendingOutbox(dueBy: at(5), limit: 10).first?.delivery == later, "then it is due, with its state")
+            let dead = OutboxMessage.Delivery(attempts: 2, nextAttemptAt: at(5), lastError: "550 no such user", deadAt: at(6))
+            r.expect(try await storage.updateOutboxDelivery(id: "m3", dead), "a message is given up on")
+            r.expect(try await storage.pendingOutbox(dueBy: at(99), limit: 10).map(\.id) == ["m2", "e1"], "a dead message is not pending")
+            r.expect(try await storage.deadOutbox(limit: 10).map(\.delivery) == [dead], "dead messages are listed with their reason")
+            r.expect(try await !storage.updateOutboxDelivery(id: "gone", later), "a missing message has no state")
             _ = try await storage.deleteUser(uid: "u")
-            r.expect(try await storage.pendingOutbox(limit: 10).isEmpty, "deleting an account drops its messages")
+            r.expect(try await storage.pendingOutbox(dueBy: at(99), limit: 10).map(\.id) == ["e1"], "deleting an account drops its messages")
         }),
     ]
 

@@ -174,11 +174,12 @@ public final class MemoryAuthStorage: AuthStorage, @unchecked Sendable {
 
     // MARK: One-time tokens
 
-    public func replaceOneTimeToken(_ token: OneTimeTokenRecord) {
+    public func replaceOneTimeToken(_ token: OneTimeTokenRecord, queueing message: OutboxMessage) {
         lock.lock()
         defer { lock.unlock() }
         oneTimeTokens = oneTimeTokens.filter { !($0.value.uid == token.uid && $0.value.purpose == token.purpose) }
         oneTimeTokens[token.tokenHash] = token
+        outbox.append(message)
     }
 
     public func consumeOneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose) -> OneTimeTokenRecord? {
@@ -205,19 +206,34 @@ public final class MemoryAuthStorage: AuthStorage, @unchecked Sendable {
 
     // MARK: Outbox
 
-    public func enqueueOutbox(_ message: OutboxMessage) {
-        lock.lock()
-        defer { lock.unlock() }
-        outbox.append(message)
+    public func enqueueOutbox(_ messages: [OutboxMessage]) {
+        lock.withLock { outbox += messages }
     }
 
+    public func pendingOutbox(dueBy time: Timestamp, limit: Int) -> [OutboxMessage] {
+        lock.withLock {
+            Array(outbox.filter { $0.delivery.deadAt == nil && $0.delivery.nextAttemptAt <= time }.prefix(max(0, limit)))
+        }
+    }
+
+    public func deadOutbox(limit: Int) -> [OutboxMessage] {
+        lock.withLock { Array(outbox.filter { $0.delivery.deadAt != nil }.prefix(max(0, limit))) }
+    }
+
+    public func updateOutboxDelivery(id: String, _ delivery: OutboxMessage.Delivery) -> Bool {
+        lock.withLock {
+            guard let i = outbox.firstIndex(where: { $0.id == id }) else { return false }
+            outbox[i].delivery = delivery
+            return true
+        }
+    }
+
+    /// Pending messages whatever their schedule, for tests.
     public func pendingOutbox(limit: Int) -> [OutboxMessage] {
-        lock.withLock { Array(outbox.prefix(max(0, limit))) }
+        pendingOutbox(dueBy: Timestamp(microseconds: .max), limit: limit)
     }
 
     public func deleteOutbox(id: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        outbox.removeAll { $0.id == id }
+        lock.withLock { outbox.removeAll { $0.id == id } }
     }
 }

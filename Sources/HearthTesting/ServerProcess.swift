@@ -105,6 +105,17 @@ final class OutputReader: @unchecked Sendable {
         return ended
     }
 
+    /// Waits until the output holds `text`; false when it ended or the time ran out first.
+    func waitFor(_ text: String, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !buffer.contains(text) {
+            if ended || !condition.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
     func waitForPort(timeout: Double) -> Int? {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()

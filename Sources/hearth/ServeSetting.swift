@@ -87,12 +87,18 @@ extension ServeSetting {
 
     static let maxFileSize = ServeSetting("maxFileSize", value: "bytes",
         "Largest object a PUT /v1/files may store (default 104857600, 100 MiB); a larger Content-Length is refused with 413 before the body is read.")
+    static let smtpUrl = ServeSetting("smtpUrl", value: "URL",
+        "Deliver account messages and app email over SMTP: smtp://[user:password@]host[:port][?starttls=required] (STARTTLS when offered) or smtps://… (TLS from the start); default: none, messages go to DATA/outbox.ndjson.")
+    static let mailFrom = ServeSetting("mailFrom", value: "address",
+        "Sender of every message, as name@example.com or \"Name <name@example.com>\" (required with smtpUrl).")
+    static let smtpCaFile = ServeSetting("smtpCaFile", value: "PEM file",
+        "Certificate authorities to trust for the SMTP server's TLS besides the system's (a private relay).")
 
     /// Every setting, in the order the reference lists them.
     static let all: [ServeSetting] = [
         data, host, port, grpcPort, adminKey, metricsKey, synchronous, logLevel, autoIds, rules, indexes, dev, indexWrites,
         argon2Memory, argon2Iterations, argon2Parallelism, accessTokenLifetime, refreshTokenLifetime, trustForwardedFor,
-        idleTimeout, requestHeadTimeout, requestBodyTimeout, maxFileSize,
+        idleTimeout, requestHeadTimeout, requestBodyTimeout, maxFileSize, smtpUrl, mailFrom, smtpCaFile,
     ]
 
     /// Where settings come from, in order: flags, then `HEARTH_*` variables, then the config file.

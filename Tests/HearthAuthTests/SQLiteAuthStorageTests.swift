@@ -71,9 +71,9 @@ import Testing
         let t0 = Timestamp(microseconds: 1_800_000_000_000_000)
         try await storage.insertUser(UserRecord(uid: "u", email: "u@example.com", emailNormalized: "u@example.com",
                                                 createdAt: t0))
-        try await storage.enqueueOutbox(OutboxMessage(id: "m1", purpose: .passwordReset, to: "u@example.com", uid: "u",
-                                                      token: token, expiresAt: t0, createdAt: t0))
-        #expect(try await storage.pendingOutbox(limit: 10).map(\.token) == [token])
+        try await storage.enqueueOutbox([OutboxMessage(id: "m1", purpose: .passwordReset, to: "u@example.com", uid: "u",
+                                                       token: token, expiresAt: t0, createdAt: t0)])
+        #expect(try await storage.pendingOutbox(dueBy: t0, limit: 10).map(\.token) == [token])
         var bytes = Data()
         for suffix in ["", "-wal"] {
             if let data = FileManager.default.contents(atPath: folder + "/hearth.sqlite" + suffix) { bytes += data }
@@ -82,12 +82,30 @@ import Testing
         #expect(bytes.range(of: Data(token.utf8)) == nil, "the outbox token is in the database file in clear")
         store.close()
 
-        // A new process has a new seal: the old message cannot be opened, so it is dropped, never sent garbled.
+        // Under another key the old message cannot be opened, so it is dropped, never sent garbled.
         let reopened = try Self.openStore(folder)
         defer { reopened.close() }
         let again = SQLiteAuthStorage(file: reopened)
-        #expect(try await again.pendingOutbox(limit: 10).isEmpty)
-        #expect(try await SQLiteAuthStorage(file: reopened).pendingOutbox(limit: 10).isEmpty)
+        #expect(try await again.pendingOutbox(dueBy: t0, limit: 10).isEmpty)
+        #expect(try await SQLiteAuthStorage(file: reopened).pendingOutbox(dueBy: t0, limit: 10).isEmpty)
+    }
+
+    @Test func outboxKeyInTheDataFolderOutlivesARestart() async throws {
+        let folder = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let token = Tokens.generate(.passwordReset)
+        let t0 = Timestamp(microseconds: 1_800_000_000_000_000)
+        let store = try Self.openStore(folder)
+        let storage = SQLiteAuthStorage(file: store, seal: try OutboxSeal.loadOrCreate(dataDirectory: folder))
+        try await storage.enqueueOutbox([OutboxMessage(id: "m1", purpose: .passwordReset, to: "u@example.com", uid: "u",
+                                                       token: token, expiresAt: t0, createdAt: t0)])
+        store.close()
+        let reopened = try Self.openStore(folder)
+        defer { reopened.close() }
+        let again = SQLiteAuthStorage(file: reopened, seal: try OutboxSeal.loadOrCreate(dataDirectory: folder))
+        #expect(try await again.pendingOutbox(dueBy: t0, limit: 10).map(\.token) == [token])
+        let mode = try FileManager.default.attributesOfItem(atPath: folder + "/" + OutboxSeal.fileName)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
     }
 }
 

@@ -15,6 +15,7 @@ package struct StorageBackend: Sendable {
     package static func open(_ configuration: StorageConfiguration, logger: Logger) throws -> StorageBackend {
         let store = try Store(configuration: Store.Configuration(configuration), logger: logger)
         let documents = SQLiteDocumentStorage(store)
+        let seal = try OutboxSeal.loadOrCreate(dataDirectory: configuration.dataDirectory)
         // The folder's owner clears what a crash left of uploads; a tool that only reads must not (an upload
         // of the running server may be in flight).
         if configuration.dataFolderOwner != nil {
@@ -23,7 +24,7 @@ package struct StorageBackend: Sendable {
                 logger.info("removed \(swept.temporaryFiles) unfinished upload(s) and \(swept.blobs) unnamed blob(s) left by an earlier run")
             }
         }
-        return StorageBackend(documents: documents, accounts: SQLiteAuthStorage(file: store, logger: logger))
+        return StorageBackend(documents: documents, accounts: SQLiteAuthStorage(file: store, seal: seal, logger: logger))
     }
 }
 

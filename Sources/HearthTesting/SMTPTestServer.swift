@@ -1,0 +1,158 @@
+import Foundation
+import HearthCore
+
+/// A real SMTP server for end-to-end tests: `aiosmtpd` running `Tests/peers/smtp_server.py`, on a loopback
+/// port, writing each message it accepts to a file the test reads. Its Python comes from
+/// `HEARTH_PEER_PYTHON`, else `.build/peers-venv` (made by `Tests/peers/install.sh`), else `python3`; a
+/// missing aiosmtpd is an error that says how to install it, never a skipped test.
+public final class SMTPTestServer: @unchecked Sendable {
+    /// How the server behaves.
+    public struct Options: Sendable {
+        /// The port; nil picks a free one.
+        public var port: Int?
+        /// Offer STARTTLS (with a certificate the test made).
+        public var startTLS = false
+        /// Refuse mail until STARTTLS.
+        public var requireStartTLS = false
+        /// TLS from the first byte (`smtps://`).
+        public var implicitTLS = false
+        /// Require AUTH with this user and password (over TLS).
+        public var auth: (user: String, password: String)?
+        /// Recipients refused with 550.
+        public var reject: [String] = []
+        /// Connections dropped at the end of DATA, without a reply, before the first message is taken.
+        public var dropData = 0
+
+        /// Plain SMTP with nothing refused.
+        public init() {}
+    }
+
+    /// One message the server accepted.
+    public struct Received: Sendable {
+        /// Envelope sender.
+        public var from: String
+        /// Envelope recipients.
+        public var to: [String]
+        /// The message as it arrived (headers and body, dot-stuffing undone).
+        public var data: String
+        /// Whether it came over TLS.
+        public var tls: Bool
+        /// The user that authenticated, if any.
+        public var user: String?
+
+        /// A header's raw value (first occurrence, unfolded).
+        public func header(_ name: String) -> String? {
+            let head = data.components(separatedBy: "\r\n\r\n").first ?? ""
+            let unfolded = head.replacingOccurrences(of: "\r\n ", with: " ")
+            for line in unfolded.components(separatedBy: "\r\n") where line.lowercased().hasPrefix(name.lowercased() + ":") {
+                return String(line.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces)
+            }
+            return nil
+        }
+    }
+
+    /// The port it listens on.
+    public let port: Int
+    /// The PEM certificate it presents, when it speaks TLS (trust it with `--smtp-ca-file`).
+    public let certificateFile: String?
+    let folder: String
+    let process: ChildProcess
+    let reader: OutputReader
+
+    /// Starts a server and waits until it listens.
+    public static func start(_ options: Options = Options(), timeout: Double = 60) async throws -> SMTPTestServer {
+        try await RawHTTPConnection.onOwnThread { try SMTPTestServer(options, timeout: timeout) }
+    }
+
+    private init(_ options: Options, timeout: Double) throws {
+        let python = try Self.python()
+        folder = TestServer.temporaryDirectory()
+        port = try options.port ?? LoopbackPort.unused()
+        var arguments = [Harness.projectFile("Tests/peers/smtp_server.py"), "--port", "\(port)", "--out", folder + "/received.ndjson"]
+        if options.startTLS || options.requireStartTLS || options.implicitTLS {
+            let (cert, key) = try Self.makeCertificate(in: folder)
+            certificateFile = cert
+            arguments += ["--cert", cert, "--key", key]
+        } else {
+            certificateFile = nil
+        }
+        if options.requireStartTLS { arguments.append("--require-starttls") }
+        if options.implicitTLS { arguments.append("--implicit-tls") }
+        if let auth = options.auth { arguments += ["--auth", "\(auth.user):\(auth.password)"] }
+        for address in options.reject { arguments += ["--reject", address] }
+        if options.dropData > 0 { arguments += ["--drop-data", "\(options.dropData)"] }
+        let output = try ChildProcess.pipe()
+        let process = try ChildProcess.start(childEnds: [output.write], parentEnds: [output.read]) {
+            try ChildProcess(path: python, arguments: ["-u"] + arguments, stdout: output.write, stderr: output.write)
+        }
+        reader = OutputReader(FileHandle(fileDescriptor: output.read, closeOnDealloc: true))
+        self.process = process
+        guard reader.waitFor("ready \(port)", timeout: timeout) else {
+            process.signal(SIGTERM)
+            throw ServerProcessError(message: "the SMTP test server did not start within \(timeout) s: \(reader.text)")
+        }
+    }
+
+    /// Stops the server (killing it if SIGTERM has not within 30 s) and removes its folder.
+    public func stop() async {
+        process.signal(SIGTERM)
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning { process.signal(SIGKILL) }
+        _ = try? await RawHTTPConnection.onOwnThread { [process] in process.waitUntilExit() }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// The messages accepted so far, oldest first.
+    public func received() -> [Received] {
+        guard let data = FileManager.default.contents(atPath: folder + "/received.ndjson") else { return [] }
+        return data.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            guard let json = try? JSON.parse(line), let from = json["from"]?.stringValue,
+                  case .array(let to)? = json["to"], let body = json["data"]?.stringValue else { return nil }
+            var tls = false
+            if case .bool(let b)? = json["tls"] { tls = b }
+            return Received(from: from, to: to.compactMap(\.stringValue), data: body, tls: tls, user: json["user"]?.stringValue)
+        }
+    }
+
+    /// Waits (generously) until at least `count` messages arrived; answers them all.
+    public func waitForMessages(_ count: Int, timeout: Double = 60) async throws -> [Received] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let all = received()
+            if all.count >= count { return all }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw ServerProcessError(message: "the SMTP test server received \(received().count) of \(count) messages within \(timeout) s; its log: \(reader.text)")
+    }
+
+    /// The Python that has aiosmtpd, or an error saying how to install it.
+    static func python() throws -> String {
+        var candidates: [String] = []
+        if let configured = ProcessInfo.processInfo.environment["HEARTH_PEER_PYTHON"] { candidates.append(configured) }
+        candidates += [Harness.projectFile(".build/peers-venv/bin/python"), "/usr/bin/python3"]
+        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
+            let probe = try ChildProcess(path: candidate, arguments: ["-c", "import aiosmtpd"])
+            if probe.waitUntilExit() == 0 { return candidate }
+        }
+        throw ServerProcessError(message: """
+            the SMTP end-to-end tests need aiosmtpd (a real SMTP server, from PyPI): run `bash Tests/peers/install.sh` \
+            (it makes .build/peers-venv) or `pip install aiosmtpd`, or set HEARTH_PEER_PYTHON to a Python that has it
+            """)
+    }
+
+    /// A self-signed certificate for 127.0.0.1 and localhost, made with `openssl`.
+    static func makeCertificate(in folder: String) throws -> (cert: String, key: String) {
+        let cert = folder + "/cert.pem", key = folder + "/key.pem"
+        let null = open("/dev/null", O_WRONLY)
+        defer { close(null) }
+        let openssl = try ChildProcess(path: "/usr/bin/openssl", arguments: [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ], stdout: null, stderr: null)
+        guard openssl.waitUntilExit() == 0 else {
+            throw ServerProcessError(message: "openssl could not make a test certificate (apt-get install openssl)")
+        }
+        return (cert, key)
+    }
+}
