@@ -31,3 +31,12 @@ public final class UnreachablePort: Sendable {
 
     deinit { close(fd) }
 }
+
+/// Loopback ports for servers a test starts itself.
+public enum LoopbackPort {
+    /// A port on 127.0.0.1 that was free a moment ago, for a server process to bind (which may, rarely, find it
+    /// taken meanwhile); an address that must stay unreachable is an `UnreachablePort`.
+    public static func unused() throws -> Int {
+        try UnreachablePort().port
+    }
+}
