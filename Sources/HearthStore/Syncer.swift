@@ -153,10 +153,11 @@ final class Syncer: @unchecked Sendable {
 
             if !batches.isEmpty {
                 if syncWAL { sync() }
+                // Observers first, as at `normal` durability: an acknowledged commit is already handed over.
+                for batch in batches where !batch.changes.isEmpty { observers.committed(batch.changes) }
                 for batch in batches {
                     for completion in batch.completions { completion() }
                 }
-                for batch in batches where !batch.changes.isEmpty { observers.committed(batch.changes) }
             }
             if backgroundSync { sync() }
             if wantsCheckpoint { checkpoint(checkpointConnection, mode: "PASSIVE") }

@@ -97,8 +97,9 @@ final class WriterState: @unchecked Sendable {
             let completions: [() -> Void] = states.map { state in { state.onCommit?(state.failed ? nil : commitError) } }
             syncer.enqueue(Syncer.Batch(completions: completions, changes: published))
         } else {
-            for state in states { state.onCommit?(state.failed ? nil : commitError) }
+            // Observers first: a commit acknowledged is one the listeners' feed already holds.
             if !published.isEmpty { syncer.publish(published) }
+            for state in states { state.onCommit?(state.failed ? nil : commitError) }
         }
         if wantsCheckpoint {
             syncer.checkpoint(connection, mode: "TRUNCATE")

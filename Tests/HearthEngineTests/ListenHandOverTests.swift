@@ -7,9 +7,10 @@ import Testing
 
 /// The feed's bookkeeping driven by hand, message by message, to place a load exactly where a race puts it.
 @Suite struct ListenHandOverTests {
-    /// At `normal` durability the writer hands a commit over just before its `COMMIT`, so a target opened
-    /// while no other is open can read its first result without that commit, which was only kept
-    /// (`CommitHandOver`). The kept commit must still reach the target after its first snapshot.
+    /// While no target is open, hand-overs are only kept (`CommitHandOver`); the next target gets them with
+    /// its first result's position deciding. Handed a result read before the kept commit, the target must
+    /// still get that commit after its first snapshot. The writer hands a commit over before acknowledging
+    /// it, so the commit below is kept by the time `commit` returns.
     @Test func aCommitKeptWhileNoTargetWasOpenReachesTheNextTarget() async throws {
         let directory = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

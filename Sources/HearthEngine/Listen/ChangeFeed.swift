@@ -158,10 +158,10 @@ public final class ChangeFeed: Service, Sendable {
 ///
 /// Nothing a view needs is lost. A view's first result is read at a change-log position after the view
 /// starts listening (`startListening`, before its load is asked for), and only later changes are applied to
-/// it. The store hands changes over in commit order, one hand-over at a time, and at most the latest may
-/// precede its `COMMIT` (at `normal` durability the writer hands over just before committing); every
-/// earlier one is committed, so the result read includes it. The latest hand-overs kept are given to the new
-/// view with the result's position deciding, as for any change that arrives while a view loads.
+/// it. The store hands changes over in commit order, one hand-over at a time, after their `COMMIT` and before
+/// their writers are acknowledged, so a result read later includes every one kept. The latest hand-overs kept
+/// are given to the new view with the result's position deciding, as for any change that arrives while a
+/// view loads.
 final class CommitHandOver: CommitObserver {
     private struct State {
         var listening = false
