@@ -2,7 +2,8 @@ import HearthCore
 
 extension FixtureFile {
     /// The dataset as readable JSON in a stable form, so that two exports diff line by line: users in the
-    /// given order, documents in path order, one field per line with keys in UTF-8 order.
+    /// given order, documents in path order, one field per line with keys in UTF-8 order, then the objects in
+    /// path order, one per line.
     public var text: String {
         var out = "{\n  \"users\": ["
         for (i, user) in users.enumerated() {
@@ -27,8 +28,21 @@ extension FixtureFile {
             }
             out += "\n    }"
         }
-        out += documents.isEmpty ? "}\n}\n" : "\n  }\n}\n"
-        return out
+        out += documents.isEmpty ? "}" : "\n  }"
+        // Only a dataset with objects has the key, so a documents-only export reads as before.
+        if !files.isEmpty {
+            out += ",\n  \"files\": {"
+            for (i, file) in files.enumerated() {
+                var pairs: [(String, JSON)] = [("source", .string(file.source))]
+                if let type = file.contentType { pairs.append(("contentType", .string(type))) }
+                if !file.metadata.isEmpty {
+                    pairs.append(("metadata", .object(Self.sorted(file.metadata.map { ($0.key, JSON.string($0.value)) }))))
+                }
+                out += (i == 0 ? "\n    " : ",\n    ") + Self.quoted(file.path.name) + ": " + Self.inline(.object(pairs), sortKeys: false)
+            }
+            out += "\n  }"
+        }
+        return out + "\n}\n"
     }
 
     static func json(_ value: Value) -> JSON {

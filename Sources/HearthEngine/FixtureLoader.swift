@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import HearthAuth
 import HearthCore
 
@@ -14,19 +16,27 @@ public struct FixtureLoader: Sendable {
         public var usersCreated = 0
         /// Accounts that existed already (their claims are set to the fixture's; passwords are kept).
         public var usersExisting = 0
+        /// Objects stored or replaced.
+        public var filesWritten = 0
+        /// Objects already stored with the fixture's bytes and attributes, left alone.
+        public var filesUnchanged = 0
 
         /// Makes a report.
-        public init(written: Int, unchanged: Int, usersCreated: Int = 0, usersExisting: Int = 0) {
+        public init(written: Int, unchanged: Int, usersCreated: Int = 0, usersExisting: Int = 0,
+                    filesWritten: Int = 0, filesUnchanged: Int = 0) {
             self.written = written
             self.unchanged = unchanged
             self.usersCreated = usersCreated
             self.usersExisting = usersExisting
+            self.filesWritten = filesWritten
+            self.filesUnchanged = filesUnchanged
         }
 
         /// The report as `POST /v1/admin/fixtures` answers it.
         public var json: JSON {
             .object([("written", .int(Int64(written))), ("unchanged", .int(Int64(unchanged))),
-                     ("usersCreated", .int(Int64(usersCreated))), ("usersExisting", .int(Int64(usersExisting)))])
+                     ("usersCreated", .int(Int64(usersCreated))), ("usersExisting", .int(Int64(usersExisting))),
+                     ("filesWritten", .int(Int64(filesWritten))), ("filesUnchanged", .int(Int64(filesUnchanged)))])
         }
 
         /// Reads a report as `json` writes it.
@@ -36,13 +46,22 @@ public struct FixtureLoader: Sendable {
                 return Int(n)
             }
             self.init(written: try count("written"), unchanged: try count("unchanged"),
-                      usersCreated: try count("usersCreated"), usersExisting: try count("usersExisting"))
+                      usersCreated: try count("usersCreated"), usersExisting: try count("usersExisting"),
+                      filesWritten: try count("filesWritten"), filesUnchanged: try count("filesUnchanged"))
         }
 
         /// Adds another load's counts.
         public static func + (a: Report, b: Report) -> Report {
             Report(written: a.written + b.written, unchanged: a.unchanged + b.unchanged,
-                   usersCreated: a.usersCreated + b.usersCreated, usersExisting: a.usersExisting + b.usersExisting)
+                   usersCreated: a.usersCreated + b.usersCreated, usersExisting: a.usersExisting + b.usersExisting,
+                   filesWritten: a.filesWritten + b.filesWritten, filesUnchanged: a.filesUnchanged + b.filesUnchanged)
+        }
+
+        /// The report as the command line prints it; objects are named only when the dataset has some.
+        public func summary(files: Bool) -> String {
+            "\(written) documents written, \(unchanged) unchanged; "
+                + (files ? "\(filesWritten) files written, \(filesUnchanged) unchanged; " : "")
+                + "\(usersCreated) users created, \(usersExisting) existing"
         }
     }
 
@@ -57,12 +76,41 @@ public struct FixtureLoader: Sendable {
         self.auth = auth
     }
 
-    /// Loads the fixture's documents and (when an account service is given) its users.
+    /// Loads the fixture's documents, its objects and (when an account service is given) its users.
     @discardableResult
     public func load(_ fixture: FixtureFile) async throws -> Report {
         var report = try await loadDocuments(fixture)
+        (report.filesWritten, report.filesUnchanged) = try await loadFiles(fixture)
         (report.usersCreated, report.usersExisting) = try await loadUsers(fixture)
         return report
+    }
+
+    /// Stores the fixture's objects as the admin, through the same put as any other. Idempotent: an object
+    /// already stored with the same bytes, content type and metadata is not written again.
+    public func loadFiles(_ fixture: FixtureFile) async throws -> (written: Int, unchanged: Int) {
+        var written = 0, unchanged = 0
+        for file in fixture.files {
+            let (bytes, sha256) = try Self.source(of: file, in: fixture.directory)
+            let stored = try await database.storage.read { try $0.file(at: file.path) }
+            if let stored, file.isStored(as: (stored.sha256, stored.contentType, stored.metadata), sha256: sha256) {
+                unchanged += 1
+                continue
+            }
+            let upload = FileUpload(path: file.path, contentType: file.contentType, metadata: file.metadata,
+                                    bytes: ByteChunks(bytes), maxSize: Int64(bytes.count), sha256: sha256)
+            _ = try await database.performFile(.put(upload), as: .admin)
+            written += 1
+        }
+        return (written, unchanged)
+    }
+
+    /// The bytes of a fixture's object, from its source beside the fixture file, and their SHA-256.
+    public static func source(of file: FixtureFile.File, in directory: String?) throws -> (bytes: [UInt8], sha256: [UInt8]) {
+        let path = (directory ?? ".") + "/" + file.source
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw HearthError.invalidArgument("files['\(file.path.name)'].source: cannot read \(path)")
+        }
+        return (Array(data), Array(SHA256.hash(data: data)))
     }
 
     /// Creates the fixture's accounts with their passwords, verified emails and claims. Idempotent: an
@@ -153,10 +201,14 @@ public struct FixtureLoader: Sendable {
         return Report(written: needed.count, unchanged: writes.count - needed.count)
     }
 
-    /// Makes the stored data exactly the fixture's: deletes every other document, then loads the fixture's
-    /// (documents already equal stay untouched), and makes the accounts anew. Tests call it between cases.
+    /// Makes the stored data exactly the fixture's: deletes every other document and object, then loads the
+    /// fixture's (those already equal stay untouched), and makes the accounts anew. Tests call it between cases.
     @discardableResult
     public func reset(to fixture: FixtureFile) async throws -> Report {
+        let keepFiles = Set(fixture.files.map(\.path))
+        for file in try await storedFiles() where !keepFiles.contains(file.path) {
+            _ = try await database.performFile(.delete(file.path, ifMatch: nil), as: .admin)
+        }
         let keep = Set(fixture.documents.map(\.path))
         let stale = try await export().documents.map(\.path).filter { !keep.contains($0) }
         var start = 0
@@ -166,6 +218,7 @@ public struct FixtureLoader: Sendable {
             start += chunk.count
         }
         var report = try await loadDocuments(fixture)
+        (report.filesWritten, report.filesUnchanged) = try await loadFiles(fixture)
         try await resetUsers(to: fixture)
         report.usersCreated = fixture.users.count
         return report
@@ -184,5 +237,50 @@ public struct FixtureLoader: Sendable {
             after = last.path.description
         }
         return FixtureFile(users: users, documents: documents)
+    }
+
+    /// Every stored object's metadata, in name order.
+    public func storedFiles() async throws -> [StoredFile] {
+        var files: [StoredFile] = []
+        var after: [UInt8]?
+        let page = 1_000
+        while true {
+            let start = after
+            let batch = try await database.storage.read { try $0.files(prefix: "", from: start, inclusive: false, limit: page) }
+            files += batch
+            guard batch.count == page, let last = batch.last else { return files }
+            after = Array(last.path.name.utf8)
+        }
+    }
+
+    /// Writes every stored object's bytes under `folder/files/` (at its own name there, or at `.sha256/` and
+    /// its digest where its name is also the folder of other objects) and answers the entries that name them, sources
+    /// relative to `folder`: what `hearth fixtures export` writes beside the JSON.
+    public func exportFiles(into folder: String) async throws -> [FixtureFile.File] {
+        let stored = try await storedFiles()
+        // `a` and `a/b` may both be objects, but `files/a` cannot be both a file and a folder.
+        let folders = Set(stored.flatMap { file -> [String] in
+            let segments = file.path.name.split(separator: "/")
+            return (1..<segments.count).map { segments[..<$0].joined(separator: "/") }
+        })
+        var entries: [FixtureFile.File] = []
+        for file in stored {
+            let source = "files/" + (folders.contains(file.path.name) ? ".sha256/" + file.sha256Hex : file.path.name)
+            let target = folder + "/" + source
+            try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            guard case .read(let read) = try await database.performFile(.get(file.path, token: nil), as: .admin) else {
+                preconditionFailure("a get comes to a read")
+            }
+            guard FileManager.default.createFile(atPath: target, contents: nil),
+                  let handle = FileHandle(forWritingAtPath: target) else {
+                throw HearthError.invalidArgument("cannot write \(target)")
+            }
+            defer { try? handle.close() }
+            for try await chunk in read.bytes() { try handle.write(contentsOf: chunk) }
+            entries.append(FixtureFile.File(path: file.path, source: source, contentType: read.file.contentType,
+                                            metadata: read.file.metadata))
+        }
+        return entries
     }
 }

@@ -16,9 +16,11 @@ struct ExportOptions: ParsableArguments {
         try await body(Database(storage: storage.documents)) { try handle.write(contentsOf: $0) }
     }
 
-    /// The file `output` names (created or emptied), else standard output.
+    /// The file `output` names (created, with its folder, or emptied), else standard output.
     private func outputHandle() throws -> FileHandle {
         guard let output else { return FileHandle.standardOutput }
+        let folder = (output as NSString).deletingLastPathComponent
+        if !folder.isEmpty { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
         guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else {
             throw ValidationError("cannot write \(output)")
         }

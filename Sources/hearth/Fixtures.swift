@@ -32,16 +32,18 @@ struct Fixtures: AsyncParsableCommand {
             let report: FixtureLoader.Report
             switch try DataFolderAccess.open(folder, tool: "hearth fixtures load") {
             case .server(let server):
-                report = try Fixtures.parts(fixture).reduce(FixtureLoader.Report(written: 0, unchanged: 0)) { total, part in
+                let documents = FixtureFile(users: fixture.users, documents: fixture.documents)
+                var total = try Fixtures.parts(documents).reduce(FixtureLoader.Report(written: 0, unchanged: 0)) { total, part in
                     total + (try FixtureLoader.Report(json: server.send("POST", "/v1/admin/fixtures", body: Array(part.text.utf8))))
                 }
+                (total.filesWritten, total.filesUnchanged) = try Fixtures.putFiles(fixture, through: server)
+                report = total
             case .file(let store):
                 defer { store.close() }
                 let auth = AuthService(storage: SQLiteAuthStorage(file: store), hasher: try PasswordHasher())
                 report = try await FixtureLoader(database: Database(storage: SQLiteDocumentStorage(store)), auth: auth).load(fixture)
             }
-            print("\(file): \(report.written) documents written, \(report.unchanged) unchanged; "
-                  + "\(report.usersCreated) users created, \(report.usersExisting) existing")
+            print("\(file): " + report.summary(files: !fixture.files.isEmpty))
         }
     }
 
@@ -49,15 +51,71 @@ struct Fixtures: AsyncParsableCommand {
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print every document of a data folder as a fixture file (stable order, one field per line).",
-            discussion: "Accounts are not exported: only their password hashes are stored, and a fixture file holds passwords.")
+            discussion: """
+                Accounts are not exported: only their password hashes are stored, and a fixture file holds passwords. \
+                Stored files are written beside the output file, under files/, and the fixture names them; a data \
+                folder that holds files needs --output.
+                """)
 
         @OptionGroup var options: ExportOptions
 
         func run() async throws {
             try await options.export { database, write in
-                try write(Array(try await FixtureLoader(database: database).export().text.utf8))
+                let loader = FixtureLoader(database: database)
+                var fixture = try await loader.export()
+                if let output = options.output {
+                    fixture.files = try await loader.exportFiles(into: (output as NSString).deletingLastPathComponent)
+                } else if case let count = try await loader.storedFiles().count, count > 0 {
+                    throw ValidationError("the data folder holds \(count) files, whose bytes are written beside the fixture "
+                                          + "file: give --output FILE")
+                }
+                try write(Array(fixture.text.utf8))
             }
         }
+    }
+
+    /// Stores the fixture's objects through the server's file API (`PUT /v1/files/...`, then `PATCH` for custom
+    /// metadata, whose keys a header could not carry in every case), leaving alone those already stored alike.
+    static func putFiles(_ fixture: FixtureFile, through server: ServerConnection) throws -> (written: Int, unchanged: Int) {
+        var written = 0, unchanged = 0
+        for file in fixture.files {
+            let (bytes, sha256) = try FixtureLoader.source(of: file, in: fixture.directory)
+            let path = "/v1/files/" + file.path.name.split(separator: "/").map { ServerConnection.segment(String($0)) }
+                .joined(separator: "/")
+            if let stored = try storedFile(path, through: server),
+               file.isStored(as: stored, sha256: sha256) {
+                unchanged += 1
+                continue
+            }
+            _ = try server.send("PUT", path, body: bytes, contentType: file.contentType ?? FileUpload.defaultContentType,
+                                headers: [("X-Hearth-SHA256", StoredFile.hex(sha256))])
+            if !file.metadata.isEmpty {
+                let change = JSON.object([("metadata", .object(file.metadata.map { ($0.key, JSON.string($0.value)) }))])
+                _ = try server.send("PATCH", path, body: change.serialized())
+            }
+            written += 1
+        }
+        return (written, unchanged)
+    }
+
+    /// The attributes of the object the server stores at `path` (a request path), or nil when there is none.
+    static func storedFile(_ path: String, through server: ServerConnection) throws
+        -> (sha256: [UInt8], contentType: String, metadata: [String: String])? {
+        let json: JSON
+        do {
+            json = try server.send("GET", path + "?alt=json")
+        } catch let error as HearthError where error.code == .notFound {
+            return nil
+        }
+        var metadata: [String: String] = [:]
+        if case .object(let pairs)? = json["metadata"] {
+            for (key, value) in pairs { metadata[key] = value.stringValue }
+        }
+        guard let hex = json["sha256"]?.stringValue, let sha256 = TokenHash(hex: hex)?.bytes,
+              let contentType = json["contentType"]?.stringValue else {
+            throw ToolError("\(server.server) answered GET \(path)?alt=json without the object's sha256 and contentType")
+        }
+        return (sha256, contentType, metadata)
     }
 
     /// The fixture in parts that each fit in one request (`Limits.maxRequestBody`), the accounts in the first.

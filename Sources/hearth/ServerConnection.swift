@@ -84,8 +84,9 @@ struct ServerConnection {
 
     /// Sends an admin request; answers the JSON of a successful answer (`.null` when it has no body) and
     /// throws the server's own error for any other, so a tool fails as it would on the file.
-    func send(_ method: String, _ path: String, body: [UInt8]? = nil) throws -> JSON {
-        let (status, bytes) = try exchange(method, path, body: body)
+    func send(_ method: String, _ path: String, body: [UInt8]? = nil, contentType: String = "application/json",
+              headers: [(String, String)] = []) throws -> JSON {
+        let (status, bytes) = try exchange(method, path, body: body, contentType: contentType, headers: headers)
         if (200..<300).contains(status) {
             if bytes.isEmpty { return .null }
             do { return try JSON.parse(bytes) } catch {
@@ -104,12 +105,14 @@ struct ServerConnection {
     }
 
     /// One request and its answer: status and body.
-    private func exchange(_ method: String, _ path: String, body: [UInt8]?) throws -> (Int, [UInt8]) {
+    private func exchange(_ method: String, _ path: String, body: [UInt8]?, contentType: String,
+                          headers: [(String, String)]) throws -> (Int, [UInt8]) {
         let socket = try connect()
         defer { close(socket) }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host.contains(":") ? "[\(host)]" : host):\(port)\r\n"
             + "Authorization: Bearer \(adminKey.key)\r\nConnection: close\r\n"
-        if let body { head += "Content-Type: application/json\r\n" }
+        if body != nil { head += "Content-Type: \(contentType)\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if method != "GET" { head += "Content-Length: \(body?.count ?? 0)\r\n" }
         head += "\r\n"
         guard sendAll(socket, Array(head.utf8) + (body ?? [])) else {

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthEngine
 import HearthStore
 import HearthTesting
 import Testing
@@ -11,14 +12,15 @@ import Testing
 @Suite struct ToolsThroughServerTests {
     static let fixture = """
         {"users": [{"uid": "cat", "email": "cat@example.com", "password": "long enough password"}],
-         "documents": {"rooms/r2": {"open": true, "n": 1}, "rooms/r3": {"open": false, "n": 2}}}
+         "documents": {"rooms/r2": {"open": true, "n": 1}, "rooms/r3": {"open": false, "n": 2}},
+         "files": {"rooms/r2/photo.png": {"source": "photo.png", "contentType": "image/png", "metadata": {"Taken": "2026"}}}}
         """
+    static let photo: [UInt8] = Array("not really a png, but bytes all the same".utf8)
 
-    /// A fixture file in a folder of its own; answers its path and the folder, to remove.
+    /// A fixture file in a folder of its own, beside its photo; answers its path and the folder, to remove.
     static func fixtureFile(_ text: String = fixture) throws -> (file: String, folder: String) {
-        let folder = TestServer.temporaryDirectory()
-        try text.write(toFile: folder + "/fixture.json", atomically: true, encoding: .utf8)
-        return (folder + "/fixture.json", folder)
+        let file = try FixtureFolder.write(text, files: ["photo.png": photo])
+        return (file, (file as NSString).deletingLastPathComponent)
     }
 
     /// `hearth fixtures load` while a real `hearth serve` holds the folder: the tool finds the server's address in
@@ -51,7 +53,12 @@ import Testing
 
             let load = try await CommandResult.run(["fixtures", "load", file, "--data", folder])
             #expect(load.status == 0, "\(load.errorOutput)")
-            #expect(load.output.contains("2 documents written, 0 unchanged; 1 users created, 0 existing"), "\(load.output)")
+            #expect(load.output.contains("2 documents written, 0 unchanged; 1 files written, 0 unchanged; 1 users created, 0 existing"),
+                    "\(load.output)")
+            // The object went through the server's file API, custom metadata keys kept as written.
+            #expect(try await client.get("/v1/files/rooms/r2/photo.png").body == Self.photo)
+            let photo = try await client.get("/v1/files/rooms/r2/photo.png?alt=json").json
+            #expect(photo?["contentType"] == .string("image/png") && photo?["metadata"]?["Taken"] == .string("2026"), "\(String(describing: photo))")
             // Both targets see rooms/r2 (rooms/r3 is not open), then the server's own write after it.
             var seen: [String: JSON] = [:]
             for _ in 0..<2 {
@@ -72,7 +79,8 @@ import Testing
 
             // Loading again changes nothing, so the next frame is that of the server's own write.
             let reload = try await CommandResult.run(["fixtures", "load", file, "--data", folder])
-            #expect(reload.output.contains("0 documents written, 2 unchanged; 0 users created, 1 existing"), "\(reload.output)")
+            #expect(reload.output.contains("0 documents written, 2 unchanged; 0 files written, 1 unchanged; 0 users created, 1 existing"),
+                    "\(reload.output)")
             #expect(try await client.patch("/v1/docs/rooms/r2", #"{"n": 5}"#).status == 200)
             let after = try await listener.expect("snapshot", timeout: .seconds(30))
             guard case .array(let changes)? = after["changes"] else { throw ListenClient.Failure(description: "\(after)") }
@@ -108,12 +116,22 @@ import Testing
         #expect(delete.status == 0, "\(delete.output)")
         let list = try await HearthCLI.run(["users", "list", "--data", folder])
         #expect(list.status == 0 && list.output.contains("dan@example.com") && !list.output.contains("cat@example.com"), "\(list.output)")
+        // An export of a folder holding files writes their bytes beside the fixture file, so needs one.
+        let toStandardOutput = try await CommandResult.run(["fixtures", "export", "--data", folder])
+        #expect(toStandardOutput.status != 0 && toStandardOutput.errorOutput.contains("holds 1 files"), "\(toStandardOutput.errorOutput)")
+        let export = try await CommandResult.run(["fixtures", "export", "--data", folder, "-o", fixtureFolder + "/out/fixture.json"])
+        #expect(export.status == 0, "\(export.errorOutput)")
+        #expect(FileManager.default.contents(atPath: fixtureFolder + "/out/files/rooms/r2/photo.png").map(Array.init) == Self.photo)
+        let exported = try FixtureFile(path: fixtureFolder + "/out/fixture.json")
+        #expect(exported.files == [FixtureFile.File(path: try FilePath("rooms/r2/photo.png"), source: "files/rooms/r2/photo.png",
+                                                    contentType: "image/png", metadata: ["Taken": "2026"])])
 
         let server = try await TestServer.start(dataDirectory: folder, configure: { $0.useTestAccounts() })
         let client = server.client()
         #expect(try await client.get("/v1/admin/users/dan").json?["claims"]?["admin"] == .bool(true))
         #expect(try await client.get("/v1/admin/users/cat").status == 404)
         #expect(try await client.get("/v1/docs/rooms/r3").json?["data"]?["n"] == .int(2))
+        #expect(try await client.get("/v1/files/rooms/r2/photo.png").body == Self.photo)
         await client.close()
         await server.stop()
     }
