@@ -64,13 +64,19 @@ final class AccountMail: Sendable {
         let link = link(for: message)
         let values: [String: Any] = [
             "appName": appName, "email": message.to, "link": link, "code": message.token,
-            "expiresAt": message.expiresAt.rfc3339, "expiresIn": Self.span(from: message.createdAt, to: message.expiresAt),
+            "expiresAt": Self.minute(message.expiresAt), "expiresIn": Self.span(from: message.createdAt, to: message.expiresAt),
         ]
         // A subject is one line whatever the template's line breaks.
         let rendered = templates.render(subject, values)
         let oneLine = rendered.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }.joined(separator: " ")
         return Content(link: link, subject: oneLine, text: templates.render(text, values), html: templates.render(html, values))
+    }
+
+    /// "2026-11-26 23:56 UTC": the expiry as a person reads it, to the minute (rounded down, so never late).
+    static func minute(_ time: Timestamp) -> String {
+        let text = time.rfc3339
+        return text.count >= 16 ? text.prefix(16).replacingOccurrences(of: "T", with: " ") + " UTC" : text
     }
 
     /// "1 hour", "3 days", "90 seconds": a lifetime as a person reads it.

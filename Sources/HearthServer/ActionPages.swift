@@ -192,9 +192,10 @@ struct ActionPages {
         return "The link asks for an unknown action '\(mode.prefix(64))' (mode=verifyEmail or mode=resetPassword)."
     }
 
-    /// The policy's message names the JSON field; a person reads "The new password".
+    /// The policy's message names the JSON field; a person reads "The new password", and a full stop.
     static func readable(_ message: String) -> String {
-        message.hasPrefix("newPassword ") ? "The new password " + message.dropFirst("newPassword ".count) : message
+        let sentence = message.hasPrefix("newPassword ") ? "The new password " + message.dropFirst("newPassword ".count) : message
+        return sentence.hasSuffix(".") ? sentence : sentence + "."
     }
 
     /// `application/x-www-form-urlencoded` fields (`+` is a space); a field given twice is refused.

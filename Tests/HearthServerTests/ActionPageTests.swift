@@ -3,6 +3,7 @@ import HearthCore
 import HearthMail
 import HearthServer
 import HearthTesting
+import Logging
 import Testing
 
 /// The pages behind the account messages' links (`/auth/action`), followed as a person does: from the mail
@@ -98,14 +99,23 @@ import Testing
     }
 
     @Test func aPasswordThePolicyRefusesShowsTheFormAgainWithTheReason() async throws {
-        try await TestServer.with(configure: { $0.useTestAccounts() }) { server, client in
+        let logs = LogCapture()
+        try await TestServer.with(configure: {
+            $0.useTestAccounts()
+            $0.requestLogLevel = .warning
+            $0.logHandlerFactory = logs.factory
+        }) { server, client in
             _ = try await client.signedUp("ann@example.com", Self.password)
             #expect(try await client.post("/v1/auth/password-reset", HearthClient.body([("email", "ann@example.com")])).status == 202)
-            let form = try await client.openLink(try await Self.mailboxLink(server, to: "ann@example.com", purpose: "password-reset"))
+            let link = try await Self.mailboxLink(server, to: "ann@example.com", purpose: "password-reset")
+            let form = try await client.openLink(link)
+            let code = try #require(link.components(separatedBy: "code=").last)
+            #expect(logs.text.contains("/auth/action?mode=resetPassword&code=<redacted>") && !logs.text.contains(code),
+                    "the request log never shows a code: \(logs.text)")
 
             let short = try await client.submitForm(Self.filled(form, "short"))
             #expect(short.status == 400, "\(short.text)")
-            #expect(short.text.contains("The new password must be at least 8 characters"), "\(short.text)")
+            #expect(short.text.contains("The new password must be at least 8 characters."), "\(short.text)")
             #expect(short.text.contains(#"role="alert""#) && short.text.contains(#"<label for="newPassword">"#))
             Self.expectPageHeaders(short, "refused")
 
