@@ -9,19 +9,31 @@ import Mustache
 public struct MailTemplates: Sendable {
     /// Every template, by the name of its file without `.mustache`.
     public enum Name: String, CaseIterable, Sendable {
+        /// The verification message's subject.
         case verifyEmailSubject = "verify-email.subject"
+        /// The verification message's plain-text part.
         case verifyEmailText = "verify-email.text"
+        /// The verification message's HTML part.
         case verifyEmailHTML = "verify-email.html"
+        /// The reset message's subject.
         case resetPasswordSubject = "reset-password.subject"
+        /// The reset message's plain-text part.
         case resetPasswordText = "reset-password.text"
+        /// The reset message's HTML part.
         case resetPasswordHTML = "reset-password.html"
         /// The layout every page extends (`{{<page}}` with the blocks `title` and `content`).
         case page
+        /// The page of a verified address.
         case pageEmailVerified = "page-email-verified"
+        /// The form for a new password, shown again with `error` when it was refused.
         case pageResetPassword = "page-reset-password"
+        /// The page of a password set.
         case pagePasswordChanged = "page-password-changed"
+        /// The page of a code that is malformed, forged or already used.
         case pageLinkInvalid = "page-link-invalid"
+        /// The page of an expired code.
         case pageLinkExpired = "page-link-expired"
+        /// The page of any other failure, with its `message`.
         case pageError = "page-error"
 
         /// Subjects and text bodies are plain text: nothing interpolated into them is HTML-escaped.
