@@ -71,6 +71,21 @@ extension AuthService {
         return user
     }
 
+    /// What a password-reset or verification code is, without spending it. A code whose account is gone,
+    /// disabled, or no longer has the address it was sent to reads as `unknown`, as `consume` refuses it.
+    public func oneTimeCodeState(_ token: String, purpose: OneTimeTokenRecord.Purpose) async throws(HearthError)
+        -> OneTimeCodeState {
+        guard Tokens.isWellFormed(token, purpose == .passwordReset ? .passwordReset : .emailVerification) else {
+            return .malformed
+        }
+        guard let record = try await storage.oneTimeToken(hash: Tokens.hash(token), purpose: purpose) else { return .unknown }
+        guard now() < record.expiresAt else { return .expired }
+        guard let user = try await storage.user(uid: record.uid), !user.disabled,
+              user.emailNormalized == record.emailNormalized, let email = user.email
+        else { return .unknown }
+        return .valid(email: email)
+    }
+
     private func issueOneTimeToken(_ purpose: OneTimeTokenRecord.Purpose, uid: String, to: String,
                                    emailNormalized: String, lifetime: Duration) async throws(HearthError) {
         let token = Tokens.generate(purpose == .passwordReset ? .passwordReset : .emailVerification)

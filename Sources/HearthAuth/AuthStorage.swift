@@ -82,6 +82,8 @@ public protocol AuthStorage: Sendable {
     /// newest link works), and queues the message that carries it, atomically: a token exists only with
     /// its message, and a queued message only with its token.
     func replaceOneTimeToken(_ token: OneTimeTokenRecord, queueing message: OutboxMessage) async throws(HearthError)
+    /// The token with this hash and purpose, left in place (a page that only shows a form), or nil.
+    func oneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose) async throws(HearthError) -> OneTimeTokenRecord?
     /// Atomically removes and answers the token with this hash and purpose (single use), or nil.
     func consumeOneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose)
         async throws(HearthError) -> OneTimeTokenRecord?

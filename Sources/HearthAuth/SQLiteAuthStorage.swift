@@ -289,6 +289,21 @@ package final class SQLiteAuthStorage: AuthStorage {
         }
     }
 
+    package func oneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose)
+        async throws(HearthError) -> OneTimeTokenRecord? {
+        try pointReading { c -> OneTimeTokenRecord? in
+            let s = try c.prepare("""
+                SELECT uid, email_normalized, created_at, expires_at FROM auth_one_time_tokens WHERE hash = ? AND purpose = ?
+                """)
+            defer { s.reset() }
+            s.bind(1, hash.bytes)
+            s.bind(2, purpose.rawValue)
+            guard try s.step() else { return nil }
+            return OneTimeTokenRecord(tokenHash: hash, purpose: purpose, uid: s.text(0), emailNormalized: s.text(1),
+                                      createdAt: Timestamp(microseconds: s.int(2)), expiresAt: Timestamp(microseconds: s.int(3)))
+        }
+    }
+
     package func consumeOneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose)
         async throws(HearthError) -> OneTimeTokenRecord? {
         try await writing { c -> OneTimeTokenRecord? in

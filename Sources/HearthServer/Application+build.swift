@@ -35,12 +35,14 @@ public func buildApplication(
                                                     "field overrides": "\(storageConfiguration.fieldOverrides.count)"])
     }
     let rulesProgram = try compileRules(configuration)
+    let accountMail = try AccountsAssembly.accountMail(configuration, logger: logger)
     let storage = try StorageBackend.open(storageConfiguration, logger: logger)
     let database = Database(storage: storage.documents, logger: logger)
     let rulesReloader = installRules(rulesProgram, configuration, into: database.rules, logger: logger)
     let adminKey = try AdminKey.loadOrCreate(dataDirectory: configuration.storage.dataDirectory, configured: configuration.adminKey)
     let metrics = ServerMetrics()
-    let accounts = try AccountsAssembly(configuration: configuration, storage: storage, logger: logger)
+    let accounts = try AccountsAssembly(configuration: configuration, storage: storage, accountMail: accountMail,
+                                         logger: logger)
 
     let router = Router(context: HearthRequestContext.self)
     let recorder = RequestRecorder(metrics: metrics, level: configuration.requestLogLevel)
@@ -108,6 +110,7 @@ public func buildApplication(
             let port = channel.localAddress?.port ?? configuration.port
             // Where tools find this server (`hearth users`, `hearth fixtures load`) to act through it.
             storage.documents.recordOwnerAddress(loopbackURL(host: configuration.host, port: port))
+            accountMail.serverListening(host: configuration.host, port: port)
             await onServerRunning(port)
         },
         logger: logger

@@ -11,6 +11,7 @@ import ServiceLifecycle
 struct MailDeliveryService: Service {
     let auth: AuthService
     let settings: MailSettings
+    let accountMail: AccountMail
     let interval: Duration
     let logger: Logger
 
@@ -53,7 +54,7 @@ struct MailDeliveryService: Service {
         }
         let bytes: [UInt8]
         do {
-            bytes = try OutboxMail.message(for: message, from: settings.from).render()
+            bytes = try OutboxMail.message(for: message, from: settings.from, accountMail: accountMail).render()
         } catch {
             return await bury(message, attempts: attempts, reason: "could not be written: \(error.message)")
         }

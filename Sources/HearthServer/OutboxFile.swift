@@ -20,12 +20,12 @@ public struct OutboxFile: Sendable {
         path = dataDirectory.hasSuffix("/") ? dataDirectory + Self.fileName : dataDirectory + "/" + Self.fileName
     }
 
-    /// Appends a message as one line: `{"id", "purpose", "to", "uid", "token", "expiresAt", "createdAt"}`
-    /// for an account message, `{"id", "purpose": "email", "to", "subject", "text", "html"?, "createdAt"}`
-    /// for an app email. False when it could not be written
-    /// (the message then stays in the outbox for the next delivery).
-    public func append(_ message: OutboxMessage) -> Bool {
-        let line = Self.line(message)
+    /// Appends a message as one line: `{"id", "purpose", "to", "uid", "token", "link", "expiresAt",
+    /// "createdAt", "subject", "text", "html"}` for an account message (its `content`, as the templates
+    /// write it), `{"id", "purpose": "email", "to", "subject", "text", "html"?, "createdAt"}` for an app
+    /// email. False when it could not be written (the message then stays in the outbox for the next delivery).
+    func append(_ message: OutboxMessage, content: AccountMail.Content?) -> Bool {
+        let line = Self.line(message, content: content)
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -35,7 +35,7 @@ public struct OutboxFile: Sendable {
         return written == line.count && fsync(fd) == 0
     }
 
-    static func line(_ message: OutboxMessage) -> [UInt8] {
+    static func line(_ message: OutboxMessage, content: AccountMail.Content?) -> [UInt8] {
         if let email = message.email {
             var fields: [(String, JSON)] = [
                 ("id", .string(message.id)), ("purpose", .string(message.purpose.rawValue)), ("to", .string(message.to)),
@@ -45,15 +45,19 @@ public struct OutboxFile: Sendable {
             fields.append(("createdAt", .string(message.createdAt.rfc3339)))
             return JSON.object(fields).serialized() + [UInt8(ascii: "\n")]
         }
-        var bytes = JSON.object([
+        var fields: [(String, JSON)] = [
             ("id", .string(message.id)),
             ("purpose", .string(message.purpose.rawValue)),
             ("to", .string(message.to)),
             ("uid", .string(message.uid)),
             ("token", .string(message.token)),
-            ("expiresAt", .string(message.expiresAt.rfc3339)),
-            ("createdAt", .string(message.createdAt.rfc3339)),
-        ]).serialized()
+        ]
+        if let content { fields.append(("link", .string(content.link))) }
+        fields += [("expiresAt", .string(message.expiresAt.rfc3339)), ("createdAt", .string(message.createdAt.rfc3339))]
+        if let content {
+            fields += [("subject", .string(content.subject)), ("text", .string(content.text)), ("html", .string(content.html))]
+        }
+        var bytes = JSON.object(fields).serialized()
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }

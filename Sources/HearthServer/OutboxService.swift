@@ -9,6 +9,7 @@ import ServiceLifecycle
 struct OutboxService: Service {
     let auth: AuthService
     let mailbox: OutboxFile
+    let accountMail: AccountMail
     let interval: Duration
     let logger: Logger
 
@@ -22,10 +23,11 @@ struct OutboxService: Service {
 
     func deliver() async {
         let mailbox = self.mailbox
+        let accountMail = self.accountMail
         let logger = self.logger
         do {
             try await auth.deliverOutbox { message in
-                guard mailbox.append(message) else {
+                guard mailbox.append(message, content: accountMail.content(for: message)) else {
                     logger.error("could not write an outbox message; will retry",
                                  metadata: ["file": "\(mailbox.path)", "purpose": "\(message.purpose.rawValue)"])
                     return false

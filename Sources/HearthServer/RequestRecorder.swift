@@ -47,11 +47,11 @@ struct RecordingMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 /// A request target as it may be logged: the value of a `token` query parameter (a download token, which
-/// works without any other credential) replaced by `<redacted>`.
+/// works without any other credential) and of a `code` (an account link's one-time code) replaced by `<redacted>`.
 func redactingSecrets(_ target: String) -> String {
     guard let query = target.firstIndex(of: "?") else { return target }
     let parameters = target[target.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map { pair in
-        pair.hasPrefix("token=") ? "token=<redacted>" : String(pair)
+        pair.hasPrefix("token=") ? "token=<redacted>" : pair.hasPrefix("code=") ? "code=<redacted>" : String(pair)
     }
     return target[...query] + parameters.joined(separator: "&")
 }

@@ -43,6 +43,14 @@ public struct ServerConfiguration: Sendable {
     public var outboxInterval: Duration = .seconds(1)
     /// SMTP delivery of the outbox; nil writes it to the development mailbox, `DATA/outbox.ndjson`.
     public var mail: MailSettings?
+    /// A folder of Mustache templates replacing the built-in account messages and pages (`NAME.mustache`,
+    /// docs/messages.md); nil keeps the built-in ones. Every template is parsed at start.
+    public var mailTemplates: String?
+    /// Where people reach the server, the start of the links in account messages
+    /// (`https://hearth.example.com`); nil uses the address it listens on.
+    public var publicURL: String?
+    /// The app's name as the account messages and pages show it.
+    public var appName = "Hearth"
     /// Time between sweeps of ended sessions and expired one-time tokens.
     public var sweepInterval: Duration = .seconds(600)
     /// Whether throttles take the client address from `X-Forwarded-For` (its last entry) instead of the

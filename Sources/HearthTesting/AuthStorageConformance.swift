@@ -140,6 +140,11 @@ public enum AuthStorageConformance {
                      "a replaced token is gone")
             r.expect(try await storage.consumeOneTimeToken(hash: Tokens.hash("verify"), purpose: .passwordReset) == nil,
                      "a token only works for its purpose")
+            let read = try await storage.oneTimeToken(hash: Tokens.hash("new"), purpose: .passwordReset)
+            r.expect(read?.uid == "u" && read?.expiresAt == at(100) && read?.emailNormalized == "u@example.com",
+                     "a token can be read without spending it")
+            r.expect(try await storage.oneTimeToken(hash: Tokens.hash("verify"), purpose: .passwordReset) == nil,
+                     "a token is read only for its purpose")
             r.expect(try await storage.consumeOneTimeToken(hash: Tokens.hash("new"), purpose: .passwordReset)?.uid == "u",
                      "the newest token works")
             r.expect(try await storage.consumeOneTimeToken(hash: Tokens.hash("new"), purpose: .passwordReset) == nil,

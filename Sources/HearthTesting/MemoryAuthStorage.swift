@@ -182,6 +182,13 @@ public final class MemoryAuthStorage: AuthStorage, @unchecked Sendable {
         outbox.append(message)
     }
 
+    public func oneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose) -> OneTimeTokenRecord? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let token = oneTimeTokens[hash], token.purpose == purpose else { return nil }
+        return token
+    }
+
     public func consumeOneTimeToken(hash: TokenHash, purpose: OneTimeTokenRecord.Purpose) -> OneTimeTokenRecord? {
         lock.lock()
         defer { lock.unlock() }

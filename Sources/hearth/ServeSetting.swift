@@ -93,12 +93,17 @@ extension ServeSetting {
         "Sender of every message, as name@example.com or \"Name <name@example.com>\" (required with smtpUrl).")
     static let smtpCaFile = ServeSetting("smtpCaFile", value: "PEM file",
         "Certificate authorities to trust for the SMTP server's TLS besides the system's (a private relay).")
+    static let mailTemplates = ServeSetting("mailTemplates", value: "folder",
+        "Mustache templates replacing the built-in account messages and the pages behind their links, one NAME.mustache file each (docs/messages.md); a template that does not parse stops the start, naming its file.")
+    static let publicUrl = ServeSetting("publicUrl", value: "URL",
+        "Where people reach this server, the start of the links in account messages, as https://hearth.example.com (default: http://HOST:PORT it listens on).")
+    static let appName = ServeSetting("appName", value: "text", "The app's name in account messages and pages (default Hearth).")
 
     /// Every setting, in the order the reference lists them.
     static let all: [ServeSetting] = [
         data, host, port, grpcPort, adminKey, metricsKey, synchronous, logLevel, autoIds, rules, indexes, dev, indexWrites,
         argon2Memory, argon2Iterations, argon2Parallelism, accessTokenLifetime, refreshTokenLifetime, trustForwardedFor,
-        idleTimeout, requestHeadTimeout, requestBodyTimeout, maxFileSize, smtpUrl, mailFrom, smtpCaFile,
+        idleTimeout, requestHeadTimeout, requestBodyTimeout, maxFileSize, smtpUrl, mailFrom, smtpCaFile, mailTemplates, publicUrl, appName,
     ]
 
     /// Where settings come from, in order: flags, then `HEARTH_*` variables, then the config file.

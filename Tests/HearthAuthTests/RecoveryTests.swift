@@ -40,6 +40,31 @@ import HearthTesting
         #expect(try await f.service.sweep().oneTimeTokens == 0)  // consumed on the failed try
     }
 
+    /// What the pages behind the links ask before they show a form: read without spending the code.
+    @Test func aCodesStateIsReadWithoutSpendingIt() async throws {
+        let f = Fixture.service()
+        let a = try await f.service.signUp(email: "Vi@example.com", password: "password1")
+        try await f.service.requestPasswordReset(email: "vi@example.com")
+        let mail = try #require(await f.storage.pendingOutbox(limit: 1).first)
+        let forged = String(mail.token.dropLast(4)) + (mail.token.hasSuffix("AAAA") ? "BBBB" : "AAAA")
+        let cases: [(String, OneTimeTokenRecord.Purpose, OneTimeCodeState)] = [
+            (mail.token, .passwordReset, .valid(email: "Vi@example.com")),
+            (mail.token, .passwordReset, .valid(email: "Vi@example.com")),  // looking twice spends nothing
+            (mail.token, .emailVerification, .malformed),  // a reset code is no verification code
+            ("hrs_short", .passwordReset, .malformed),
+            ("", .passwordReset, .malformed),
+            (forged, .passwordReset, .unknown),
+        ]
+        for (code, purpose, expected) in cases {
+            #expect(try await f.service.oneTimeCodeState(code, purpose: purpose) == expected, "\(code.prefix(8)) \(purpose)")
+        }
+        f.clock.advance(seconds: 3_600)
+        #expect(try await f.service.oneTimeCodeState(mail.token, purpose: .passwordReset) == .expired)
+        f.clock.advance(seconds: -3_600)
+        _ = try await f.service.setDisabled(uid: a.user.uid, true)
+        #expect(try await f.service.oneTimeCodeState(mail.token, purpose: .passwordReset) == .unknown, "a disabled account's code")
+    }
+
     @Test func resetAnswersTheSameForUnknownEmails() async throws {
         let f = Fixture.service()
         _ = try await f.service.signUp(email: "sam@example.com", password: "password1")
