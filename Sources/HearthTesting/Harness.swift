@@ -142,6 +142,19 @@ public final class Harness: @unchecked Sendable {
         }
     }
 
+    /// The dataset with its objects' bytes copied to `folder/files/`, and their sources pointing there.
+    static func copyingFiles(of fixture: FixtureFile, into folder: String) throws -> FixtureFile {
+        guard let directory = fixture.directory, !fixture.files.isEmpty else { return fixture }
+        var copy = fixture
+        try FileManager.default.createDirectory(atPath: folder + "/files", withIntermediateDirectories: true)
+        for (i, file) in fixture.files.enumerated() {
+            copy.files[i].source = "files/\(i)"
+            try FileManager.default.copyItem(atPath: directory + "/" + file.source, toPath: folder + "/files/\(i)")
+        }
+        copy.directory = folder
+        return copy
+    }
+
     func launch() async throws {
         switch backend {
         case .inProcess:
@@ -162,9 +175,10 @@ public final class Harness: @unchecked Sendable {
             lock.withLock { self.server = server }
         case .process:
             let folder = TestServer.temporaryDirectory()
-            // The child reads the dataset from a file, in the same format `hearth fixtures export` writes.
+            // The child reads the dataset from a file, in the same format `hearth fixtures export` writes, with
+            // the bytes of its objects copied beside it.
             let fixturePath = folder + "/fixture.json"
-            try Data(fixture.text.utf8).write(to: URL(fileURLWithPath: fixturePath))
+            try Data(Self.copyingFiles(of: fixture, into: folder).text.utf8).write(to: URL(fileURLWithPath: fixturePath))
             var arguments = ["--fixtures", fixturePath]
             if let rulesFile { arguments += ["--rules", rulesFile] }
             if let indexesFile { arguments += ["--indexes", indexesFile] }

@@ -5,7 +5,8 @@ import HTTPTypes
 
 /// Blue Avalanche over real HTTP, as docs/apps/blue-avalanche.md maps its stories: accounts and settings,
 /// connected accounts whose tokens only their owner reads, scheduled posts to connected networks only, the
-/// publisher (admin key) marking a post published, and deleting the account with its data.
+/// publisher (admin key) marking a post published, and deleting the account with its data; a post's media
+/// uploaded to the author's folder and named by the post.
 @Suite(.serialized) struct BlueAvalancheEndToEndTests {
     static let now = #"{"$serverTimestamp": true}"#
 
@@ -14,11 +15,75 @@ import HTTPTypes
         return #"{"$timestamp": "\#(t.rfc3339)"}"#
     }
 
-    static func post(_ author: String, _ networks: String, status: String = "scheduled", at: String = inDays(1)) -> String {
-        """
+    static func post(_ author: String, _ networks: String, status: String = "scheduled", at: String = inDays(1),
+                     media: [String]? = nil) -> String {
+        let attached = media.map { #", "media": \#(JSON.array($0.map(JSON.string)).text)"# } ?? ""
+        return """
         {"author": "\(author)", "content": "Spring sale starts Monday", "networks": \(networks),
-         "scheduledAt": \(at), "status": "\(status)", "createdAt": \(now), "updatedAt": \(now)}
+         "scheduledAt": \(at), "status": "\(status)", "createdAt": \(now), "updatedAt": \(now)\(attached)}
         """
+    }
+
+    static let mebibyte = 1024 * 1024
+
+    /// Media: uploaded by the author to `media/<uid>/`, named by the post, read by the author and the
+    /// publisher (admin key) alone; images up to 10 MiB and videos up to 100 MiB by declared type.
+    @Test func mediaIsUploadedToTheAuthorsFolderAndNamedByThePost() async throws {
+        try await Harness.with(rules: "rules/blue-avalanche.rules", fixtures: "fixtures/blue-avalanche.json", indexes: "indexes/blue-avalanche.json") { hearth in
+            let (maria, _) = try await hearth.signIn("maria")
+            let (james, jamesSession) = try await hearth.signIn("james")
+            let (anonymous, admin) = (hearth.client(as: .nobody), hearth.client())
+            let photo = try Harness.projectBytes("fixtures/files/blue-avalanche/maria-porch.png")
+            let path = "media/maria/open-house.png"
+
+            let uploaded = try hearth.expectAllowed(try await maria.putFile(path, photo, contentType: "image/png"), "uploading an image")
+            #expect(uploaded.status == 201 && uploaded.json?["size"] == .int(Int64(photo.count)))
+            let video = try hearth.expectAllowed(try await maria.putFile("media/maria/tour.mp4", [UInt8](repeating: 7, count: 11 * Self.mebibyte),
+                                                                         contentType: "video/mp4"), "a video over the image limit")
+            #expect(video.json?["size"] == .int(Int64(11 * Self.mebibyte)))
+            let created = try hearth.expectAllowed(try await maria.post("/v1/docs/posts",
+                                                                        Self.post("maria", #"["twitter"]"#, media: [path, "media/maria/tour.mp4"])))
+            let post = try #require(created.json?["path"]?.stringValue)
+            try hearth.expectDenied(try await maria.post("/v1/docs/posts", Self.post("maria", #"["twitter"]"#, media: ["media/james/meal.png"])),
+                                    "a post naming another user's media")
+            try hearth.expectDenied(try await maria.post("/v1/docs/posts", Self.post("maria", #"["twitter"]"#,
+                                                                                     media: ["https://media.example.com/maria/porch.jpg"])), "a URL")
+
+            // The author reads what her post names; so does the publisher; nobody else.
+            let named = try #require(try await maria.get("/v1/docs/\(post)").json?["data"]?["media"]?[0]?.stringValue)
+            for reader in [maria, admin] {
+                let read = try hearth.expectAllowed(try await reader.get("/v1/files/\(named)"), "reading the post's image")
+                #expect(read.body == photo && read.header("Content-Type") == "image/png")
+            }
+            for stranger in [james, anonymous] { try hearth.expectDenied(try await stranger.get("/v1/files/\(named)"), "another's media") }
+            // The fixture's media are the fixture's images.
+            #expect(try await maria.get("/v1/files/media/maria/staging.png").body
+                    == Harness.projectBytes("fixtures/files/blue-avalanche/maria-staging.png"))
+            let library = try hearth.expectAllowed(try await maria.get("/v1/files?prefix=media/maria/"), "the media library")
+            guard case .array(let files)? = library.json?["files"] else { throw ExpectationFailure("no listing: \(library.text)") }
+            let names = files.compactMap { $0["path"]?.stringValue }
+            #expect(names.contains(path), "\(names)")
+            try hearth.expectDenied(try await james.get("/v1/files?prefix=media/maria/"), "listing another's media")
+
+            try await hearth.expectUploadsRefused([
+                RefusedUpload("an image over 10 MiB", "media/maria/huge.png", size: 10 * Self.mebibyte + 1, contentType: "image/png"),
+                RefusedUpload("a PDF", "media/maria/flyer.pdf", size: 2000, contentType: "application/pdf"),
+                RefusedUpload("no declared type", "media/maria/raw", size: 2000, contentType: nil),
+                RefusedUpload("a replacement that is no image", path, size: 2000, contentType: "text/plain"),
+                RefusedUpload("into another user's folder", "media/maria/x.png", size: 100, contentType: "image/png",
+                              as: .token(jamesSession.token)),
+                RefusedUpload("over another user's image", path, size: 100, contentType: "image/png", as: .token(jamesSession.token)),
+                RefusedUpload("by a guest", "media/maria/x.png", size: 100, contentType: "image/png", as: .nobody),
+                RefusedUpload("outside the media folder", "avatars/maria/me.png", size: 100, contentType: "image/png"),
+            ], by: maria)
+            try hearth.expectDenied(try await james.delete("/v1/files/\(path)"), "deleting another's media")
+
+            // Replace the image (the post keeps naming it), then delete it and the video.
+            let staging = try Harness.projectBytes("fixtures/files/blue-avalanche/maria-staging.png")
+            try await hearth.expectReplacedThenDeleted(path, with: staging, contentType: "image/png", owner: maria, reader: maria)
+            #expect(try await maria.delete("/v1/files/media/maria/tour.mp4").status == 204)
+            for client in [maria, james, anonymous, admin] { await client.close() }
+        }
     }
 
     @Test func theStoriesOfBlueAvalanche() async throws {

@@ -4,9 +4,67 @@ import Testing
 
 /// ComeOver over real HTTP, as docs/apps/comeover.md maps its stories: accounts, creating and editing an
 /// event, its invitation list, what an invitee may and may not do, and deleting an event with its
-/// invitations in one recursive delete.
+/// invitations in one recursive delete; the event's photo, guarded by the event document.
 @Suite(.serialized) struct ComeOverEndToEndTests {
     static let now = #"{"$serverTimestamp": true}"#
+
+    /// The event's photo at `events/<eventId>/`: uploaded by the event's author once the event exists, named
+    /// by its `image`, read by the author and the users invited with an account (the storage rules consult
+    /// the event and the invitation documents), deleted before the event.
+    @Test func anEventsPhotoIsSeenByItsInvitees() async throws {
+        try await Harness.with(rules: "rules/comeover.rules", fixtures: "fixtures/comeover.json", indexes: "indexes/comeover.json") { hearth in
+            let (nina, _) = try await hearth.signIn("nina")
+            let (omar, omarSession) = try await hearth.signIn("omar")
+            let (sam, _) = try await hearth.signIn("sam")
+            let anonymous = hearth.client(as: .nobody)
+            let photo = try Harness.projectBytes("fixtures/files/comeover/housewarming.png")
+
+            // The photo's folder is the event's: no upload before the event exists.
+            let event = "events/" + makeAutoID()
+            let path = "\(event)/photo.png"
+            try hearth.expectDenied(try await nina.putFile(path, photo, contentType: "image/png"), "a photo for an event not yet created")
+            try hearth.expectAllowed(try await nina.put("/v1/docs/\(event)", """
+                {"author": "nina", "title": "Housewarming", "description": "Come see the new place.",
+                 "startsAt": {"$timestamp": "2026-12-12T18:00:00Z"}, "createdAt": \(Self.now), "updatedAt": \(Self.now)}
+                """), "creating the event")
+            #expect(try hearth.expectAllowed(try await nina.putFile(path, photo, contentType: "image/png"), "uploading the photo").status == 201)
+            try hearth.expectAllowed(try await nina.patch("/v1/docs/\(event)", #"{"image": "\#(path)", "updatedAt": \#(Self.now)}"#))
+            try hearth.expectDenied(try await nina.patch("/v1/docs/\(event)",
+                                                         #"{"image": "events/vY6oJ2jNalbuy0yTK0gP/game-night.png", "updatedAt": \#(Self.now)}"#),
+                                    "another event's photo")
+            try hearth.expectAllowed(try await nina.put("/v1/docs/\(event)/invitations/omar",
+                                                        #"{"name": "Omar", "uid": "omar", "addedAt": \#(Self.now)}"#), "inviting omar")
+
+            // The invitee reads the event and its photo; a user not invited and a guest read neither.
+            let named = try #require(try await omar.get("/v1/docs/\(event)").json?["data"]?["image"]?.stringValue)
+            for reader in [nina, omar] {
+                #expect(try hearth.expectAllowed(try await reader.get("/v1/files/\(named)"), "the author or an invitee").body == photo)
+            }
+            for stranger in [sam, anonymous] { try hearth.expectDenied(try await stranger.get("/v1/files/\(named)"), "someone not invited") }
+            try hearth.expectAllowed(try await nina.get("/v1/files?prefix=\(event)/"), "the author listing the event's folder")
+            try hearth.expectDenied(try await omar.get("/v1/files?prefix=\(event)/"), "an invitee listing the event's folder")
+            // A fixture event's photo, as its invitee sees it.
+            #expect(try await omar.get("/v1/files/events/9O7mqbw0XTbH7Lt5h3y2/cookies.png").body
+                    == Harness.projectBytes("fixtures/files/comeover/cookies.png"))
+
+            try await hearth.expectUploadsRefused([
+                RefusedUpload("a photo over 5 MiB", "\(event)/big.png", size: 5 * 1024 * 1024 + 1, contentType: "image/png"),
+                RefusedUpload("a photo that is no image", "\(event)/flyer.pdf", size: 1000, contentType: "application/pdf"),
+                RefusedUpload("a replacement that is no image", path, size: 1000, contentType: "video/mp4"),
+                RefusedUpload("an invitee's upload", "\(event)/mine.png", size: 100, contentType: "image/png", as: .token(omarSession.token)),
+                RefusedUpload("an invitee's replacement", path, size: 100, contentType: "image/png", as: .token(omarSession.token)),
+                RefusedUpload("a guest's upload", "\(event)/mine.png", size: 100, contentType: "image/png", as: .nobody),
+                RefusedUpload("into another author's event", "events/vY6oJ2jNalbuy0yTK0gP/mine.png", size: 100, contentType: "image/png"),
+            ], by: nina)
+            try hearth.expectDenied(try await omar.delete("/v1/files/\(path)"), "an invitee deleting the photo")
+
+            // A new photo (the invitee sees the new bytes), then the photo and the event are deleted, photo first.
+            try await hearth.expectReplacedThenDeleted(path, with: Harness.projectBytes("fixtures/files/comeover/tacos.png"),
+                                                       contentType: "image/png", owner: nina, reader: omar)
+            #expect(try await nina.delete("/v1/docs/\(event)?recursive=true").status == 204)
+            for client in [nina, omar, sam, anonymous] { await client.close() }
+        }
+    }
 
     @Test func theStoriesOfComeOver() async throws {
         try await Harness.with(rules: "rules/comeover.rules", fixtures: "fixtures/comeover.json", indexes: "indexes/comeover.json") { hearth in

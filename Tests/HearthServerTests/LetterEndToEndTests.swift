@@ -4,9 +4,54 @@ import Testing
 
 /// Letter over real HTTP, as docs/apps/letter.md maps its stories: accounts, composing a letter with its
 /// author's private index in one commit, anonymous reading and replying, reporting, moderation, and the
-/// author withdrawing a letter with its replies.
+/// author withdrawing a letter with its replies; profile pictures as private as the profiles.
 @Suite(.serialized) struct LetterEndToEndTests {
     static let now = #"{"$serverTimestamp": true}"#
+
+    /// A profile picture: uploaded to `avatars/<uid>/`, named by the profile's `photo`, and, like the profile,
+    /// seen by its owner alone (no reader may put a face to an anonymous letter); images up to 2 MiB.
+    @Test func aProfilePictureIsAsPrivateAsTheProfile() async throws {
+        try await Harness.with(rules: "rules/letter.rules", fixtures: "fixtures/letter.json", indexes: "indexes/letter.json") { hearth in
+            let (alice, _) = try await hearth.signIn("alice")
+            let (bob, bobSession) = try await hearth.signIn("bob")
+            let (moderator, _) = try await hearth.signIn("mod")
+            let anonymous = hearth.client(as: .nobody)
+            let picture = try Harness.projectBytes("fixtures/files/letter/alice.png")
+            let path = "avatars/alice/2026.png"
+
+            #expect(try hearth.expectAllowed(try await alice.putFile(path, picture, contentType: "image/png")).status == 201)
+            try hearth.expectAllowed(try await alice.patch("/v1/docs/users/alice", #"{"photo": "\#(path)"}"#), "naming the picture")
+            try hearth.expectDenied(try await alice.patch("/v1/docs/users/alice", #"{"photo": "avatars/bob/me.png"}"#), "another's picture")
+            try hearth.expectDenied(try await alice.patch("/v1/docs/users/alice", #"{"photo": "https://img.example.com/a.png"}"#), "a URL")
+            let named = try #require(try await alice.get("/v1/docs/users/alice").json?["data"]?["photo"]?.stringValue)
+            #expect(try hearth.expectAllowed(try await alice.get("/v1/files/\(named)")).body == picture)
+            // The fixture's picture, named by the fixture's profile, is the fixture's image.
+            #expect(try await alice.get("/v1/files/avatars/alice/me.png").body == Harness.projectBytes("fixtures/files/letter/alice.png"))
+            for stranger in [bob, moderator, anonymous] {
+                try hearth.expectDenied(try await stranger.get("/v1/files/\(path)"), "someone else reading the picture")
+                try hearth.expectDenied(try await stranger.get("/v1/files?prefix=avatars/alice/"), "someone else listing the pictures")
+            }
+            let mine = try hearth.expectAllowed(try await alice.get("/v1/files?prefix=avatars/alice/"))
+            guard case .array(let files)? = mine.json?["files"] else { throw ExpectationFailure("no listing: \(mine.text)") }
+            #expect(files.compactMap { $0["path"]?.stringValue } == ["avatars/alice/2026.png", "avatars/alice/me.png"])
+
+            try await hearth.expectUploadsRefused([
+                RefusedUpload("a picture over 2 MiB", "avatars/alice/big.png", size: 2 * 1024 * 1024 + 1, contentType: "image/png"),
+                RefusedUpload("a video", "avatars/alice/clip.mp4", size: 1000, contentType: "video/mp4"),
+                RefusedUpload("no declared type", "avatars/alice/raw", size: 1000, contentType: nil),
+                RefusedUpload("a replacement over 2 MiB", path, size: 2 * 1024 * 1024 + 1, contentType: "image/png"),
+                RefusedUpload("into another user's folder", "avatars/alice/x.png", size: 100, contentType: "image/png",
+                              as: .token(bobSession.token)),
+                RefusedUpload("over another user's picture", path, size: 100, contentType: "image/png", as: .token(bobSession.token)),
+                RefusedUpload("outside the avatar folder", "letters/me.png", size: 100, contentType: "image/png"),
+            ], by: alice)
+            try hearth.expectDenied(try await bob.delete("/v1/files/\(path)"), "deleting another's picture")
+
+            try await hearth.expectReplacedThenDeleted(path, with: Harness.projectBytes("fixtures/files/letter/carol.png"),
+                                                       contentType: "image/png", owner: alice, reader: alice)
+            for client in [alice, bob, moderator, anonymous] { await client.close() }
+        }
+    }
 
     @Test func theStoriesOfLetter() async throws {
         try await Harness.with(rules: "rules/letter.rules", fixtures: "fixtures/letter.json", indexes: "indexes/letter.json") { hearth in
@@ -17,7 +62,9 @@ import Testing
             let uid = signUp.uid
             try hearth.expectAllowed(try await tess.put("/v1/docs/users/\(uid)", #"{"createdAt": \#(Self.now)}"#))
             #expect(try await tess.get("/v1/auth/me").json?["uid"]?.stringValue == uid)
-            try hearth.expectAllowed(try await tess.patch("/v1/docs/users/\(uid)", #"{"photoURL": "https://img.example.com/t.png"}"#))
+            try hearth.expectAllowed(try await tess.putFile("avatars/\(uid)/me.png", Harness.projectBytes("fixtures/files/letter/carol.png"),
+                                                            contentType: "image/png"), "uploading a profile picture")
+            try hearth.expectAllowed(try await tess.patch("/v1/docs/users/\(uid)", #"{"photo": "avatars/\#(uid)/me.png"}"#))
 
             // Bob has the home timeline open and sees new letters arrive live.
             let (bob, bobSession) = try await hearth.signIn("bob")

@@ -1,10 +1,11 @@
+import Foundation
 import HearthCore
 import HearthTesting
 import Testing
 
 /// Prolific over real HTTP, story by story as docs/apps/prolific.md maps them: accounts, composing a thread,
 /// snippets, one vote per user (increment plus vote document), and the round closed by the thread's owner
-/// in a transaction that a concurrent vote aborts.
+/// in a transaction that a concurrent vote aborts; profile pictures and snippet images.
 @Suite(.serialized) struct ProlificEndToEndTests {
     static func commit(_ writes: [JSON], transaction: String? = nil) -> String {
         var pairs: [(String, JSON)] = [("writes", .array(writes))]
@@ -17,6 +18,69 @@ import Testing
     }
 
     static let now = #"{"$serverTimestamp": true}"#
+
+    /// Profile pictures (`avatars/<uid>/`, replaced and deleted by their owner) and snippet images
+    /// (`snippets/<project>/<round>/<author>/`, uploaded for an open round, never replaced or deleted), read
+    /// by every signed-in user as the profiles and threads that name them are.
+    @Test func picturesAndSnippetImagesAreReadLikeTheDocumentsThatNameThem() async throws {
+        try await Harness.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json", indexes: "indexes/prolific.json") { hearth in
+            let (alice, _) = try await hearth.signIn("alice")
+            let (bob, bobSession) = try await hearth.signIn("bob")
+            let (carol, _) = try await hearth.signIn("carol")
+            let anonymous = hearth.client(as: .nobody)
+            let mebibyte = 1024 * 1024
+
+            // A profile picture: the owner uploads it and names it; others see it.
+            let avatar = "avatars/carol/me.png"
+            let picture = try Harness.projectBytes("fixtures/files/prolific/alice.png")
+            #expect(try hearth.expectAllowed(try await carol.putFile(avatar, picture, contentType: "image/png")).status == 201)
+            try hearth.expectAllowed(try await carol.patch("/v1/docs/users/carol", #"{"photo": "\#(avatar)"}"#), "naming the picture")
+            try hearth.expectDenied(try await carol.patch("/v1/docs/users/carol", #"{"photo": "avatars/bob/me.png"}"#), "another's picture")
+            let named = try #require(try await bob.get("/v1/docs/users/carol").json?["data"]?["photo"]?.stringValue)
+            #expect(try hearth.expectAllowed(try await bob.get("/v1/files/\(named)"), "another user reading the picture").body == picture)
+            try hearth.expectDenied(try await anonymous.get("/v1/files/\(named)"), "a guest reading the picture")
+            try hearth.expectDenied(try await bob.get("/v1/files?prefix=avatars/carol/"), "listing another's pictures")
+            try await hearth.expectUploadsRefused([
+                RefusedUpload("a picture over 2 MiB", "avatars/carol/big.png", size: 2 * mebibyte + 1, contentType: "image/png"),
+                RefusedUpload("a picture that is no image", "avatars/carol/me.txt", size: 10, contentType: "text/plain"),
+                RefusedUpload("into another user's folder", "avatars/carol/x.png", size: 10, contentType: "image/png",
+                              as: .token(bobSession.token)),
+            ], by: carol)
+            try await hearth.expectReplacedThenDeleted(avatar, with: Harness.projectBytes("fixtures/files/prolific/bob.png"),
+                                                       contentType: "image/png", owner: carol, reader: bob)
+
+            // A snippet image, for the open round 1 of bob's thread: uploaded, then named by the snippet.
+            let round = "projects/8QXgArhOle2KDDvPw23Y/rounds/1"
+            let image = "snippets/8QXgArhOle2KDDvPw23Y/1/carol/storm.png"
+            let bytes = try Harness.projectBytes("fixtures/files/prolific/lamp.png")
+            let uploaded = try hearth.expectAllowed(try await carol.putFile(image, bytes, contentType: "image/png"), "a snippet image")
+            let snippet = #"{"author": "carol", "authorName": "Carol", "text": "The storm drew a picture.", "image": "\#(image)", "votes": 0, "createdAt": \#(Self.now)}"#
+            let created = try hearth.expectAllowed(try await carol.post("/v1/docs/\(round)/snippets", snippet), "a snippet with an image")
+            let path = try #require(created.json?["path"]?.stringValue)
+            try hearth.expectDenied(try await carol.post("/v1/docs/\(round)/snippets",
+                                                         snippet.replacingOccurrences(of: "/1/carol/", with: "/2/carol/")), "another round's image")
+            let shown = try #require(try await alice.get("/v1/docs/\(path)").json?["data"]?["image"]?.stringValue)
+            #expect(try hearth.expectAllowed(try await alice.get("/v1/files/\(shown)"), "a reader of the thread").body == bytes)
+            try hearth.expectDenied(try await anonymous.get("/v1/files/\(shown)"), "a guest reading the snippet image")
+            // The fixture's winning snippet shows the fixture's image.
+            let winner = try hearth.expectAllowed(try await bob.get("/v1/docs/projects/00s7VySftXJRPdnbVgCx/rounds/1/snippets/GZBxg4eFbC1M0NHRzBVJ"))
+            let lamp = try #require(winner.json?["data"]?["image"]?.stringValue)
+            #expect(try await bob.get("/v1/files/\(lamp)").body == bytes)
+
+            // Immutable, as the snippet is: not replaced, not deleted, even by its author; not for a closed round.
+            try await hearth.expectUploadsRefused([
+                RefusedUpload("replacing a snippet image", image, size: 10, contentType: "image/png"),
+                RefusedUpload("an image over 5 MiB", "snippets/8QXgArhOle2KDDvPw23Y/1/carol/big.png", size: 5 * mebibyte + 1, contentType: "image/png"),
+                RefusedUpload("an image that is no image", "snippets/8QXgArhOle2KDDvPw23Y/1/carol/a.txt", size: 10, contentType: "text/plain"),
+                RefusedUpload("into another author's folder", "snippets/8QXgArhOle2KDDvPw23Y/1/bob/a.png", size: 10, contentType: "image/png"),
+                RefusedUpload("for a closed round", "snippets/00s7VySftXJRPdnbVgCx/1/carol/late.png", size: 10, contentType: "image/png"),
+            ], by: carol)
+            try hearth.expectDenied(try await carol.delete("/v1/files/\(image)"), "deleting a snippet image")
+            let kept = try hearth.expectAllowed(try await bob.get("/v1/files/\(image)?alt=json"))
+            #expect(kept.json?["etag"] == uploaded.json?["etag"])
+            for client in [alice, bob, carol, anonymous] { await client.close() }
+        }
+    }
 
     @Test func theStoriesOfProlific() async throws {
         try await Harness.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json", indexes: "indexes/prolific.json") { hearth in
