@@ -51,7 +51,7 @@ struct UploadRoutes {
         let start = try api.start(request.headers)
         let announced = try TusAPI.contentLength(request.headers)
         let withBytes = TusAPI.isOffsetOctetStream(request.headers)
-        if !withBytes, (announced ?? 0) > 0 || request.headers[.transferEncoding] != nil {
+        if !withBytes, (announced ?? 0) > 0 {
             throw HearthError(.unsupportedMediaType,
                               "a creation's body must be \(TusAPI.offsetOctetStream) (creation-with-upload), or empty")
         }

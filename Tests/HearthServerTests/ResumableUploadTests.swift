@@ -62,7 +62,7 @@ import Testing
             let (file, bytes) = try Self.sourceFile(200 * 1024, seed: 3)
             let tus = TusPeerClient(port: server.port, token: server.adminKey)
             let first = try await tus.upload(file: file, path: "media/two.bin", chunkSize: 32 * 1024, stopAt: 96 * 1024)
-            #expect(first.offset == 96 * 1024, "\(first.error ?? "")")
+            #expect(first.offset == Int64(96 * 1024), "\(first.error ?? "")")
             let url = try #require(first.url)
             let head = try await client.request(.head, Self.uploadPath(url), headers: Self.tus)
             #expect(head.status == 200)
@@ -86,7 +86,7 @@ import Testing
         let first = try await ServerProcess.start(dataDirectory: folder, adminKey: adminKey)
         let before = try await TusPeerClient(port: first.port, token: adminKey)
             .upload(file: file, path: "media/three.bin", chunkSize: 64 * 1024, stopAt: 128 * 1024, checksum: true)
-        #expect(before.offset == 128 * 1024, "\(before.error ?? "")")
+        #expect(before.offset == Int64(128 * 1024), "\(before.error ?? "")")
         first.signal(SIGKILL)
         _ = try await first.waitForExit()
 
