@@ -78,33 +78,49 @@ import Testing
         }
     }
 
-    @Test func tuspyGoesOnAfterTheServerIsKilled() async throws {
+    @Test func tuspyGoesOnAfterTheServerIsKilledMidRequest() async throws {
         let folder = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (file, bytes) = try Self.sourceFile(256 * 1024, seed: 11)
+        let (file, bytes) = try Self.sourceFile(3 << 20, seed: 11)
         let adminKey = "test-admin-key-" + UUID().uuidString
         let first = try await ServerProcess.start(dataDirectory: folder, adminKey: adminKey)
         let before = try await TusPeerClient(port: first.port, token: adminKey)
             .upload(file: file, path: "media/three.bin", chunkSize: 64 * 1024, stopAt: 128 * 1024, checksum: true)
         #expect(before.offset == Int64(128 * 1024), "\(before.error ?? "")")
+        let url = try #require(before.url)
+        let path = Self.uploadPath(url)
+        let part = "\(folder)/files/uploads/\(path.dropFirst("/v1/uploads/".count)).part"
+
+        // A PATCH of 2 MiB in flight: once some of its bytes reach the part file (written, never counted),
+        // the server is killed.
+        let raw = try RawHTTPConnection(port: first.port)
+        try await raw.send("PATCH \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(adminKey)\r\n"
+            + "Tus-Resumable: 1.0.0\r\nUpload-Offset: \(128 * 1024)\r\nContent-Type: application/offset+octet-stream\r\n"
+            + "Content-Length: \(2 << 20)\r\n\r\n")
+        try await raw.send(bytes: Array(bytes[(128 * 1024)..<(128 * 1024 + (3 << 19))]))
+        var written = false
+        for _ in 0..<3_000 where !written {
+            let size = (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int) ?? 0
+            written = size > 128 * 1024
+            if !written { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(written, "the in-flight bytes reached the part file")
         first.signal(SIGKILL)
         _ = try await first.waitForExit()
+        raw.disconnect()
 
         let second = try await ServerProcess.start(dataDirectory: folder, adminKey: adminKey)
-        defer { second.signal(SIGKILL) }
         let client = second.client()
-        defer { Task { await client.close() } }
-        let url = try #require(before.url)
+        let head = try await client.request(.head, path, headers: Self.tus)
+        #expect(head.header("Upload-Offset") == "\(128 * 1024)", "only counted, synced bytes survive kill -9")
         // The new server's port differs: the upload is named by its path.
-        let moved = "http://127.0.0.1:\(second.port)" + Self.uploadPath(url)
-        let head = try await client.request(.head, Self.uploadPath(url), headers: Self.tus)
-        #expect(head.header("Upload-Offset") == "\(128 * 1024)", "the offset of the synced bytes survives kill -9")
         let after = try await TusPeerClient(port: second.port, token: adminKey)
-            .upload(file: file, chunkSize: 64 * 1024, url: moved, checksum: true)
+            .upload(file: file, chunkSize: 512 * 1024, url: "http://127.0.0.1:\(second.port)" + path, checksum: true)
         #expect(after.offset == Int64(bytes.count), "\(after.error ?? "")")
         let got = try await client.get("/v1/files/media/three.bin")
         #expect(got.body == bytes)
         #expect(try await client.get("/v1/files/media/three.bin?alt=json").json?["sha256"]?.stringValue == after.sha256)
+        await client.close()
         second.signal(SIGTERM)
         _ = try await second.waitForExit()
     }
