@@ -40,8 +40,7 @@ struct TusAPI: Sendable {
                                  "Upload-Metadata"]
     /// The request headers tus clients send: a CORS layer lists these in `Access-Control-Allow-Headers`.
     static let requestHeaders = ["Tus-Resumable", "Upload-Length", "Upload-Metadata", "Upload-Offset",
-                                 "Upload-Checksum", "Upload-Defer-Length", "Upload-Concat", "Content-Type",
-                                 "X-HTTP-Method-Override"]
+                                 "Upload-Checksum", "Upload-Defer-Length", "Upload-Concat", "Content-Type"]
 
     /// Metadata keys with a meaning of their own; every other key is custom metadata of the object.
     static let pathKey = "path"
