@@ -125,6 +125,50 @@ import Testing
         _ = try await second.waitForExit()
     }
 
+    @Test func aLargeUploadGoesThroughInBoundedMemory() async throws {
+        // Megabytes made and sent: on threads of their own, not the ones the other tests' tasks need.
+        try await HeavyWork.run {
+            let dir = TestServer.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let server = try await ServerProcess.start(dataDirectory: dir)
+            let size = FileMemoryTests.size, chunkSize = FileMemoryTests.chunkSize
+            let client = server.client()
+            // Warm up: an upload's calls run once before the baseline.
+            let warm = try await client.request(.post, "/v1/uploads", body: FileMemoryTests.chunk(0), contentType: Self.offsetType,
+                                                headers: Self.tus.merging(["Upload-Length": "\(chunkSize)",
+                                                                           "Upload-Metadata": "path \(Base64.encode(Array("warm".utf8)))"]) { $1 })
+            #expect(warm.status == 201, "\(warm.text)")
+            let created = try await client.request(.post, "/v1/uploads", headers: Self.tus.merging(
+                ["Upload-Length": "\(size)", "Upload-Metadata": "path \(Base64.encode(Array("big".utf8)))"]) { $1 })
+            let path = try #require(created.header("Location"))
+            let baseline = try server.residentBytes()
+
+            // Two PATCHes of half the object each, sent as a client streams them.
+            var peak = baseline
+            for half in 0..<2 {
+                let raw = try RawHTTPConnection(port: server.port, timeout: 120)
+                try await raw.send("PATCH \(path) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(server.adminKey)\r\n"
+                                   + "Tus-Resumable: 1.0.0\r\nUpload-Offset: \(half * size / 2)\r\n"
+                                   + "Content-Type: \(Self.offsetType)\r\nContent-Length: \(size / 2)\r\n\r\n")
+                for index in (half * size / 2 / chunkSize)..<((half + 1) * size / 2 / chunkSize) {
+                    try await raw.send(bytes: FileMemoryTests.chunk(index))
+                    if index % 8 == 0 { peak = max(peak, try server.residentBytes()) }
+                }
+                let r = try await raw.readResponse()
+                #expect(r.status == 204, "\(r.text)")
+                #expect(r.header("Upload-Offset") == "\((half + 1) * size / 2)")
+                peak = max(peak, try server.residentBytes())
+            }
+            let meta = try await client.get("/v1/files/big?alt=json")
+            #expect(meta.json?["size"] == .int(Int64(size)), "\(meta.text)")
+            await client.close()
+            let growth = peak - baseline
+            #expect(growth < 16 << 20, "RSS grew by \(growth >> 20) MiB (from \(baseline >> 20) MiB) for a \(size >> 20) MiB upload")
+            server.signal(SIGTERM)
+            _ = try await server.waitForExit()
+        }
+    }
+
     static let rules = """
         rules_version = '2';
         service firebase.storage {
@@ -314,6 +358,8 @@ import Testing
                 ["Upload-Length": "0", "Upload-Metadata": "path \(Base64.encode(Array("docs/empty".utf8)))"]) { $1 })
             #expect(empty.status == 201)
             #expect(try await client.get("/v1/files/docs/empty?alt=json").json?["size"] == .int(0))
+            let counted = try await InlineReadTests.requestCounts(server, route: "/v1/uploads/{id}")
+            #expect(counted.contains { $0.contains("method=\"PATCH\"") && $0.contains("status=\"204\"") }, "\(counted)")
         }
     }
 
