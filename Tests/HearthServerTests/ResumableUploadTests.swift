@@ -84,6 +84,7 @@ import Testing
         let (file, bytes) = try Self.sourceFile(3 << 20, seed: 11)
         let adminKey = "test-admin-key-" + UUID().uuidString
         let first = try await ServerProcess.start(dataDirectory: folder, adminKey: adminKey)
+        defer { first.signal(SIGKILL) }
         let before = try await TusPeerClient(port: first.port, token: adminKey)
             .upload(file: file, path: "media/three.bin", chunkSize: 64 * 1024, stopAt: 128 * 1024, checksum: true)
         #expect(before.offset == Int64(128 * 1024), "\(before.error ?? "")")
@@ -110,6 +111,7 @@ import Testing
         raw.disconnect()
 
         let second = try await ServerProcess.start(dataDirectory: folder, adminKey: adminKey)
+        defer { second.signal(SIGKILL) }
         let client = second.client()
         let head = try await client.request(.head, path, headers: Self.tus)
         #expect(head.header("Upload-Offset") == "\(128 * 1024)", "only counted, synced bytes survive kill -9")
@@ -131,6 +133,7 @@ import Testing
             let dir = TestServer.temporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let server = try await ServerProcess.start(dataDirectory: dir)
+            defer { server.signal(SIGKILL) }
             let size = FileMemoryTests.size, chunkSize = FileMemoryTests.chunkSize
             let client = server.client()
             // Warm up: an upload's calls run once before the baseline.
