@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import HTTPTypes
 import NIOCore
+import NIOHTTPTypes
 
 /// The router's way into resumable uploads (`/v1/uploads`, tus 1.0.0; docs/api.md, Resumable uploads): each
 /// route makes its request an upload operation (`TusAPI`) and the engine performs it; a `PATCH` hands its
@@ -96,13 +97,27 @@ struct UploadRoutes {
 
     private func append(_ request: Request, id: String, offset: Int64, announced: Int64?,
                         _ context: HearthRequestContext) async throws -> UploadStatus {
-        let body = ByteChunks(request.body.map { Array($0.readableBytesView) })
+        var body = ByteChunks(request.body.map { Array($0.readableBytesView) })
+        if request.headers[.expect]?.lowercased() == "100-continue" { body = Self.continuing(body, context) }
         let append = UploadAppend(id: id, offset: offset, bytes: announced.map { FileAPI.exactly($0, body) } ?? body,
                                   checksum: try TusAPI.checksum(request.headers), announcedLength: announced)
         guard case .upload(let status) = try await database.performFile(.appendUpload(append), as: context.identity) else {
             throw HearthError.internal("an upload's bytes come to its status")
         }
         return status
+    }
+
+    /// The body, answering `100 Continue` when it is first read: the engine reads it only once the upload,
+    /// the caller and the offset passed their checks, so a client that waits never sends bytes in vain.
+    static func continuing(_ body: ByteChunks, _ context: HearthRequestContext) -> ByteChunks {
+        let reader = ContinuingReader(body)
+        return ByteChunks(next: {
+            if !reader.continued {
+                reader.continued = true
+                try await context.channel.writeAndFlush(HTTPResponsePart.head(HTTPResponse(status: .continue))).get()
+            }
+            return try await reader.iterator.next()
+        })
     }
 
     static func id(_ context: HearthRequestContext) throws(HearthError) -> String {
@@ -119,4 +134,12 @@ struct UploadRoutes {
             return reply.response
         }
     }
+}
+
+/// A body read by one task at a time, and whether `100 Continue` went out.
+private final class ContinuingReader: @unchecked Sendable {
+    var iterator: ByteChunks.AsyncIterator
+    var continued = false
+
+    init(_ body: ByteChunks) { iterator = body.makeAsyncIterator() }
 }

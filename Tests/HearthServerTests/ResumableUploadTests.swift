@@ -366,6 +366,29 @@ import Testing
         }
     }
 
+    @Test func expectContinueIsAnsweredOnlyOnceTheOffsetPasses() async throws {
+        try await TestServer.with { server, client in
+            let created = try await client.request(.post, "/v1/uploads", headers: Self.tus.merging(
+                ["Upload-Length": "6", "Upload-Metadata": "path \(Base64.encode(Array("e/ok".utf8)))"]) { $1 })
+            let upload = try #require(created.header("Location"))
+            func head(_ offset: Int) -> String {
+                "PATCH \(upload) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(server.adminKey)\r\nTus-Resumable: 1.0.0\r\n"
+                    + "Upload-Offset: \(offset)\r\nContent-Type: \(Self.offsetType)\r\nContent-Length: 6\r\nExpect: 100-continue\r\n\r\n"
+            }
+            let wrong = try RawHTTPConnection(port: server.port, timeout: 30)
+            try await wrong.send(head(3))
+            #expect(try await wrong.readResponse().status == 409, "no 100 Continue: the body is not wanted")
+
+            let raw = try RawHTTPConnection(port: server.port, timeout: 30)
+            try await raw.send(head(0))
+            #expect(try await raw.readResponse().status == 100)
+            try await raw.send(bytes: Array("abcdef".utf8))
+            let done = try await raw.readResponse()
+            #expect(done.status == 204, "\(done.text)")
+            #expect(try await client.get("/v1/files/e/ok").text == "abcdef")
+        }
+    }
+
     @Test func anExpiredUploadIsRefusedThenSwept() async throws {
         try await TestServer.with(configure: { $0.uploadLifetime = .milliseconds(300) }) { server, client in
             let created = try await client.request(.post, "/v1/uploads", body: [1, 2], contentType: Self.offsetType,
