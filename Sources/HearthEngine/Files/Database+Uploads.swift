@@ -4,8 +4,8 @@ import HearthRules
 /// Resumable uploads (tus, docs/api.md, Resumable uploads). An upload is a record and its bytes so far in
 /// `UploadStorage`, never an object: the storage rules decide the object as declared when the upload starts,
 /// so a refused one fails before any byte is sent, and the call that brings the last byte stores the object
-/// by a put of the upload's bytes (`put`, the same as `PUT /v1/files`), which decides the rules again with
-/// the real size.
+/// by a put of the upload's bytes (`performFile(.put)`, the same operation as `PUT /v1/files`), which
+/// decides the rules again with the real size.
 extension Database {
     /// The file operations that run in the caller's task; nil for the others.
     func performFileInTask(_ operation: FileOperation, as identity: Identity) async throws -> FileOutcome? {
@@ -89,7 +89,9 @@ extension Database {
         let put = FileUpload(path: try FilePath(upload.path), contentType: upload.contentType, metadata: upload.metadata,
                              bytes: bytes, maxSize: upload.length)
         do {
-            let written = try await self.put(put, as: identity)
+            guard case .written(let written) = try await performFile(.put(put), as: identity) else {
+                throw HearthError.internal("a put comes to a written file")
+            }
             try await uploads.remove(upload.id)
             return written
         } catch let error as HearthError where [.permissionDenied, .invalidArgument].contains(error.code) {
