@@ -59,20 +59,19 @@ struct UploadRoutes {
         guard case .upload(var status) = try await database.performFile(.startUpload(start), as: context.identity) else {
             throw HearthError.internal("an upload's start comes to its status")
         }
-        var location = HTTPFields()
-        location[.location] = "\(TusAPI.collection)/\(status.upload.id)"
+        let location = "\(TusAPI.collection)/\(status.upload.id)"
         if withBytes || start.length == 0 {
             do {
                 status = try await append(request, id: status.upload.id, offset: 0, announced: announced, context)
             } catch {
                 // The upload exists: the client may ask its offset and go on.
                 guard var reply = TusAPI.reply(for: error) else { throw error }
-                reply.headers[.location] = location[.location]
+                reply.headers[.location] = location
                 return reply.response
             }
         }
         var headers = TusAPI.statusHeaders(status.upload)
-        headers[.location] = location[.location]
+        headers[.location] = location
         return Response(status: .created, headers: headers)
     }
 
