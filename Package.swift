@@ -61,6 +61,7 @@ let package = Package(
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),

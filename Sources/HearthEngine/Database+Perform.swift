@@ -85,11 +85,11 @@ extension Database {
         }
     }
 
-    /// `perform` for callers that are tasks: reads run on reader threads. A file put runs here, in the
-    /// caller's task, as its bytes arrive.
+    /// `perform` for callers that are tasks: reads run on reader threads. A file put and the calls of a
+    /// resumable upload run here, in the caller's task, as their bytes arrive.
     public func perform(_ operation: DatabaseOperation, as identity: Identity) async throws -> Outcome {
-        if case .file(.put(let upload)) = operation {
-            return .file(.written(try await put(upload, as: identity)))
+        if case .file(let file) = operation, let outcome = try await performFileInTask(file, as: identity) {
+            return .file(outcome)
         }
         return try await withCheckedThrowingContinuation { continuation in
             perform(operation, as: identity) { continuation.resume(with: $0) }

@@ -56,6 +56,8 @@ public func buildApplication(
     DocumentRoutes(database: database, api: api,
                    clientAddress: ClientAddress(trustForwardedFor: configuration.trustForwardedFor)).register(on: router)
     FileRoutes(database: database, api: FileAPI(maxFileSize: configuration.maxFileSize)).register(on: router)
+    UploadRoutes(database: database, api: TusAPI(maxFileSize: configuration.maxFileSize,
+                                                 lifetime: configuration.uploadLifetime)).register(on: router)
     accounts.register(on: router, configuration: configuration)
     AdminFixtureRoutes(database: database, auth: accounts.auth).register(on: router)
     let feed = ChangeFeed(database: database, configuration: configuration.listen,
@@ -116,6 +118,7 @@ public func buildApplication(
         logger: logger
     )
     app.addServices(StorageService(storage: storage.documents, logger: logger))
+    app.addServices(UploadSweeper(database: database, interval: max(.milliseconds(10), configuration.sweepInterval), logger: logger))
     if let rulesReloader { app.addServices(rulesReloader) }
     // After the store's service: shutdown runs in reverse, so these stop before the store closes.
     app.addServices(accounts.services)

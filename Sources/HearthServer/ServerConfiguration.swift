@@ -71,6 +71,9 @@ public struct ServerConfiguration: Sendable {
     public var autoIDs: AutoIDs = .ordered
     /// The largest object a `PUT /v1/files` stores; a larger `Content-Length` is refused before the body is read.
     public var maxFileSize: Int64 = 100 << 20
+    /// How long a resumable upload (`/v1/uploads`) may take from its creation; it is refused after, and removed
+    /// by the next sweep (at start, then every `sweepInterval`).
+    public var uploadLifetime: Duration = .seconds(24 * 3600)
     /// Makes the default configuration.
     public init() {}
 }

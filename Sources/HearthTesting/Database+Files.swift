@@ -53,4 +53,28 @@ extension Database {
         guard case .listed(let listing) = try await performFile(.list(request), as: identity) else { throw Self.unexpected }
         return listing
     }
+
+    /// The start of a resumable upload.
+    public func startUpload(_ path: String, length: Int64, as identity: Identity, contentType: String? = nil,
+                            metadata: [String: String] = [:], maxSize: Int64 = 1 << 30,
+                            lifetime: Duration = .seconds(3600)) async throws -> ResumableUpload {
+        let start = UploadStart(path: try FilePath(path), contentType: contentType, metadata: metadata, length: length,
+                                maxSize: maxSize, lifetime: lifetime)
+        guard case .upload(let status) = try await performFile(.startUpload(start), as: identity) else { throw Self.unexpected }
+        return status.upload
+    }
+
+    /// Bytes for a resumable upload at `offset`.
+    public func appendUpload(_ id: String, at offset: Int64, _ bytes: ByteChunks, as identity: Identity,
+                             checksum: UploadChecksum? = nil) async throws -> UploadStatus {
+        let append = UploadAppend(id: id, offset: offset, bytes: bytes, checksum: checksum)
+        guard case .upload(let status) = try await performFile(.appendUpload(append), as: identity) else { throw Self.unexpected }
+        return status
+    }
+
+    /// Where a resumable upload stands.
+    public func uploadStatus(_ id: String, as identity: Identity) async throws -> ResumableUpload {
+        guard case .upload(let status) = try await performFile(.uploadStatus(id: id), as: identity) else { throw Self.unexpected }
+        return status.upload
+    }
 }

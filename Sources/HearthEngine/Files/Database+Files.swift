@@ -12,9 +12,10 @@ extension Database {
                      completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
         do {
             switch operation {
-            case .put:
-                // A put reads its bytes as they arrive, in the caller's task: `perform(_:as:) async` runs it.
-                throw HearthError.internal("a put streams its bytes: perform it with the async perform(_:as:)")
+            case .put, .startUpload, .appendUpload, .uploadStatus, .cancelUpload:
+                // A put reads its bytes as they arrive, in the caller's task, and an upload's calls work on
+                // files: `perform(_:as:) async` runs them.
+                throw HearthError.internal("a put or an upload call works in a task: perform it with the async perform(_:as:)")
             case .get(let path, let token):
                 completion(.success(.file(.read(try readFile(path, token: token, identity: identity)))))
             case .update(let path, let change):
@@ -70,7 +71,8 @@ extension Database {
             throw HearthError.invalidArgument(
                 "the bytes' SHA-256 is \(StoredFile.hex(received.sha256)), not the \(StoredFile.hex(expected)) announced")
         }
-        try blobs.keep(received)
+        // The rename and the folder's sync block: on the pool too.
+        try await BlockingIO.run { try blobs.keep(received) }
         let token = Tokens.generate(.download)
         do {
             let (written, previous) = try await storage.write { context -> (StoredFile, StoredFile?) in

@@ -14,12 +14,22 @@ public enum FileOperation: Sendable {
     case delete(FilePath, ifMatch: String?)
     /// One page of the objects under a prefix.
     case list(FileListRequest)
+    /// Start a resumable upload: the rules decide the object as declared (size, content type, metadata)
+    /// before any byte is sent.
+    case startUpload(UploadStart)
+    /// Bytes for a resumable upload, at its offset; the last byte makes the object, by a put of the
+    /// upload's bytes. Performed in the caller's task, like a put.
+    case appendUpload(UploadAppend)
+    /// Where a resumable upload stands (its offset).
+    case uploadStatus(id: String)
+    /// Give up a resumable upload: its bytes are removed.
+    case cancelUpload(id: String)
 
     /// Whether it writes.
     public var writes: Bool {
         switch self {
-        case .put, .update, .delete: return true
-        case .get, .list: return false
+        case .put, .update, .delete, .startUpload, .appendUpload, .cancelUpload: return true
+        case .get, .list, .uploadStatus: return false
         }
     }
 }
@@ -115,6 +125,8 @@ public enum FileOutcome: Sendable {
     case deleted(existed: Bool)
     /// A page of a listing.
     case listed(FileListing)
+    /// Where a resumable upload stands.
+    case upload(UploadStatus)
 }
 
 /// An object written.

@@ -29,15 +29,22 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         return "\(blobDirectory)/\(hex.prefix(2))/\(hex)"
     }
 
+    /// Bytes gathered from the stream before each write, so the pool is not hopped to for every small chunk.
+    static let writeSize = 1 << 20
+
     func receive(_ chunks: ByteChunks, maxSize: Int64) async throws -> ReceivedBlob {
-        try makeDirectory(temporaryDirectory)
-        let path = "\(temporaryDirectory)/\(makeAutoID()).part"
-        let fd = systemOpen(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw HearthError.internal("cannot create \(path): \(Self.errnoText())") }
-        var closed = false
+        let folder = temporaryDirectory
+        let path = "\(folder)/\(makeAutoID()).part"
+        let fd = try await BlockingIO.run { [self] in
+            try makeDirectory(folder)
+            let fd = systemOpen(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw HearthError.internal("cannot create \(path): \(Self.errnoText())") }
+            return fd
+        }
         var sha = SHA256()
         var md5 = Insecure.MD5()
         var size: Int64 = 0
+        var pending: [UInt8] = []
         do {
             for try await chunk in chunks {
                 size += Int64(chunk.count)
@@ -46,15 +53,30 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                 }
                 sha.update(data: chunk)
                 md5.update(data: chunk)
-                try Self.writeAll(fd, chunk, path)
+                pending += chunk
+                if pending.count >= Self.writeSize {
+                    let batch = pending
+                    try await BlockingIO.run { try Self.writeAll(fd, batch, path) }
+                    pending.removeAll(keepingCapacity: true)
+                }
             }
-            guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(path): \(Self.errnoText())") }
-            closed = true
-            guard close(fd) == 0 else { throw HearthError.internal("cannot close \(path): \(Self.errnoText())") }
+            let rest = pending
+            try await BlockingIO.run {
+                if !rest.isEmpty { try Self.writeAll(fd, rest, path) }
+                guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(path): \(Self.errnoText())") }
+            }
         } catch {
-            if !closed { close(fd) }
-            unlink(path)
+            try? await BlockingIO.run {
+                close(fd)
+                unlink(path)
+            }
             throw error
+        }
+        try await BlockingIO.run {
+            guard close(fd) == 0 else {
+                unlink(path)
+                throw HearthError.internal("cannot close \(path): \(Self.errnoText())")
+            }
         }
         return ReceivedBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size, temporaryPath: path)
     }

@@ -41,6 +41,8 @@ public protocol DocumentStorage: AnyObject, Sendable {
     func sizeOnDisk() -> Int64
     /// Where stored objects' bytes live; their metadata is in this storage (`DocumentReader.file(at:)`).
     var blobs: any BlobStorage { get }
+    /// Where resumable uploads in progress live, apart from stored objects until their last byte is in.
+    var uploads: any UploadStorage { get }
 }
 
 extension DocumentStorage {

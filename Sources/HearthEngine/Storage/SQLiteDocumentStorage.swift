@@ -9,11 +9,14 @@ package final class SQLiteDocumentStorage: DocumentStorage {
 
     /// Stored objects' bytes, under the data folder's `files/`.
     package let blobs: any BlobStorage
+    /// Resumable uploads in progress, under the data folder's `files/uploads/`.
+    package let uploads: any UploadStorage
 
     /// Serves the engine from an open store.
     package init(_ store: Store) {
         self.store = store
         blobs = DiskBlobStorage(directory: store.configuration.dataDirectory + "/files")
+        uploads = DiskUploadStorage(directory: store.configuration.dataDirectory + "/files/uploads")
     }
 
     package func read<T: Sendable>(_ body: @escaping @Sendable (any DocumentReader) throws -> T,

@@ -23,6 +23,8 @@ package struct StorageBackend: Sendable {
             if swept.temporaryFiles + swept.blobs > 0 {
                 logger.info("removed \(swept.temporaryFiles) unfinished upload(s) and \(swept.blobs) unnamed blob(s) left by an earlier run")
             }
+            let expired = try documents.uploads.sweep(now: .now())
+            if expired > 0 { logger.info("removed \(expired) expired resumable upload(s)") }
         }
         return StorageBackend(documents: documents, accounts: SQLiteAuthStorage(file: store, seal: seal, logger: logger))
     }
