@@ -86,10 +86,13 @@ extension Database {
     }
 
     /// `perform` for callers that are tasks: reads run on reader threads. A file put runs here, in the
-    /// caller's task, as its bytes arrive.
+    /// caller's task, as its bytes arrive, and so does a thumbnail, awaiting the thumbnailer.
     public func perform(_ operation: DatabaseOperation, as identity: Identity) async throws -> Outcome {
         if case .file(.put(let upload)) = operation {
             return .file(.written(try await put(upload, as: identity)))
+        }
+        if case .file(.thumbnail(let path, let token, let size)) = operation {
+            return .file(.read(try await thumbnail(path, token: token, size: size, identity: identity)))
         }
         return try await withCheckedThrowingContinuation { continuation in
             perform(operation, as: identity) { continuation.resume(with: $0) }

@@ -15,6 +15,9 @@ extension Database {
             case .put:
                 // A put reads its bytes as they arrive, in the caller's task: `perform(_:as:) async` runs it.
                 throw HearthError.internal("a put streams its bytes: perform it with the async perform(_:as:)")
+            case .thumbnail:
+                // Images are decoded on the thumbnailer's threads, awaited in the caller's task.
+                throw HearthError.internal("a thumbnail is made asynchronously: perform it with the async perform(_:as:)")
             case .get(let path, let token):
                 completion(.success(.file(.read(try readFile(path, token: token, identity: identity)))))
             case .update(let path, let change):
@@ -102,7 +105,7 @@ extension Database {
 
     // MARK: Get
 
-    private func readFile(_ path: FilePath, token: String?, identity: Identity) throws -> FileRead {
+    func readFile(_ path: FilePath, token: String?, identity: Identity) throws -> FileRead {
         // The bytes are opened after the metadata is read; a replacement or delete in between removes the
         // blob the metadata names, and the read starts again with the new metadata.
         var missing: StoredFile?
