@@ -25,9 +25,13 @@ public enum ImageFormat: String, Sendable {
 
 /// A thumbnail made: its encoded bytes, their format, and its size in pixels.
 public struct Thumbnail: Sendable {
+    /// The encoded image.
     public var bytes: [UInt8]
+    /// Its format.
     public var format: ImageFormat
+    /// Its width in pixels.
     public var width: Int
+    /// Its height in pixels.
     public var height: Int
 }
 
@@ -39,6 +43,7 @@ public struct ImageSource: Sendable {
     /// Up to `count` bytes from `offset` (fewer only at the end).
     public var read: @Sendable (_ offset: Int64, _ count: Int) throws -> [UInt8]
 
+    /// A source of `size` bytes read with `read`.
     public init(size: Int64, read: @escaping @Sendable (_ offset: Int64, _ count: Int) throws -> [UInt8]) {
         self.size = size
         self.read = read

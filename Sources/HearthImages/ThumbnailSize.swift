@@ -5,7 +5,9 @@ public struct ThumbnailSize: Sendable, Hashable, CustomStringConvertible {
     /// The largest width or height asked for.
     public static let maxSide = 2_048
 
+    /// The most pixels across.
     public let width: Int
+    /// The most pixels down.
     public let height: Int
 
     /// A box; both sides must be 1 to `maxSide`.

@@ -15,9 +15,13 @@ public enum TestImages {
 
     /// What an encoded image holds: its size (of one frame), its channels, its frames.
     public struct Description: Sendable, Equatable {
+        /// Width in pixels.
         public var width: Int
+        /// Height of one frame in pixels.
         public var height: Int
+        /// Channels: 3 for RGB, 4 with alpha.
         public var bands: Int
+        /// Frames (pages) in the file.
         public var frames: Int
     }
 
