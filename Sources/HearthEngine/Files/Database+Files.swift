@@ -110,25 +110,31 @@ extension Database {
         // blob the metadata names, and the read starts again with the new metadata.
         var missing: StoredFile?
         for _ in 0..<3 {
-            let file = try storage.pointRead { try $0.file(at: path) }
+            let file = try authorizedFile(path, token: token, identity: identity)
             if let missing, missing == file {
                 logger.error("the bytes of file \(path) (\(missing.sha256Hex)) are missing from the data folder")
                 throw HearthError.internal("the bytes of file \(path) are missing from the data folder")
             }
-            if !Self.tokenMatches(token, file) {
-                let program = try enforcedStorageProgram(for: identity)
-                if let program {
-                    try authorizeFile(.get, name: path.name, resource: file, requestResource: nil, time: .now(),
-                                      identity: identity, program: program, lookup: StoreDocumentLookup(storage: storage))
-                }
-            }
-            guard let file else { throw HearthError.notFound("No file at \(path).") }
             storage.blobs.pin(file.sha256)
             defer { storage.blobs.unpin(file.sha256) }
             if let handle = try storage.blobs.open(file.sha256) { return FileRead(file: file, handle: handle) }
             missing = file
         }
         throw HearthError.aborted("file \(path) changed while it was read; retry")
+    }
+
+    /// An object's metadata, once its download token or the `get` rule allows the caller to read it.
+    func authorizedFile(_ path: FilePath, token: String?, identity: Identity) throws -> StoredFile {
+        let file = try storage.pointRead { try $0.file(at: path) }
+        if !Self.tokenMatches(token, file) {
+            let program = try enforcedStorageProgram(for: identity)
+            if let program {
+                try authorizeFile(.get, name: path.name, resource: file, requestResource: nil, time: .now(),
+                                  identity: identity, program: program, lookup: StoreDocumentLookup(storage: storage))
+            }
+        }
+        guard let file else { throw HearthError.notFound("No file at \(path).") }
+        return file
     }
 
     /// Whether `token` is the object's download token.

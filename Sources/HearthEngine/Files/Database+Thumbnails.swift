@@ -9,10 +9,15 @@ import Logging
 /// any more are removed with them.
 extension Database {
     func thumbnail(_ path: FilePath, token: String?, size: ThumbnailSize, identity: Identity) async throws -> FileRead {
-        let object = try readFile(path, token: token, identity: identity)
         let blobs = storage.blobs
         let name = size.description
-        if let kept = try blobs.openDerived(from: object.file.sha256, name: name) {
+        // A kept thumbnail needs only the object's metadata; its bytes are opened only to make one.
+        let file = try authorizedFile(path, token: token, identity: identity)
+        if let kept = try blobs.openDerived(from: file.sha256, name: name) {
+            return try Self.thumbnailRead(file, kept, size)
+        }
+        let object = try readFile(path, token: token, identity: identity)
+        if object.file.sha256 != file.sha256, let kept = try blobs.openDerived(from: object.file.sha256, name: name) {
             return try Self.thumbnailRead(object.file, kept, size)
         }
         let handle = object.handle
