@@ -89,6 +89,29 @@ import Testing
         #expect(FileStoreTests.temporaryFiles(test.dataDirectory).isEmpty)
     }
 
+    @Test func manyAtOnceQueueForTheThumbnailersThreads() async throws {
+        let test = try await TestDatabase.open()
+        defer { test.close() }
+        let db = test.database
+        _ = try await db.putFile("pics/wide.webp", TestImages.make(.webp, width: 400, height: 100), as: .admin)
+        // More requests than threads (one per core), half of them for a size another asks for at once.
+        let sides = (1...12).map { 8 * $0 } + (1...12).map { 8 * $0 }
+        let seen = try await withThrowingTaskGroup(of: (Int, [Int]).self) { group in
+            for side in sides {
+                group.addTask {
+                    let thumb = try await db.thumbnailFile("pics/wide.webp", side, side, as: .admin)
+                    let image = try #require(TestImages.describe(thumb.bytes))
+                    return (side, [image.width, image.height])
+                }
+            }
+            return try await group.reduce(into: [(Int, [Int])]()) { $0.append($1) }
+        }
+        #expect(seen.count == sides.count)
+        for (side, size) in seen { #expect(size == [side, side / 4], "\(side)") }
+        #expect(Self.thumbnailFiles(test.dataDirectory).count == 12, "one kept copy per size")
+        #expect(FileStoreTests.temporaryFiles(test.dataDirectory).isEmpty)
+    }
+
     @Test func thumbnailsOfBytesLostInACrashAreSwept() async throws {
         let folder = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
