@@ -37,9 +37,13 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CArgon2", path: "Sources/CArgon2", pkgConfig: "libargon2",
                        providers: [.apt(["libargon2-dev"])]),
+        // libvips, for thumbnails (docs/api.md, Files).
+        .systemLibrary(name: "CVips", path: "Sources/CVips", pkgConfig: "vips",
+                       providers: [.apt(["libvips-dev"])]),
         .target(name: "CSQLiteWAL", dependencies: ["CSQLite"]),
         .target(name: "HearthCore", swiftSettings: swiftSettings),
         .target(name: "HearthRules", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
+        .target(name: "HearthImages", dependencies: ["HearthCore", "CVips"], swiftSettings: swiftSettings),
         .target(name: "HearthSQLite", dependencies: ["CSQLite", "CSQLiteWAL"], swiftSettings: swiftSettings),
         .target(name: "HearthStore", dependencies: [
             "HearthCore", "HearthSQLite", "CSQLite",
@@ -58,7 +62,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthEngine", dependencies: [
-            "HearthCore", "HearthRules", "HearthStore", "HearthAuth",
+            "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthImages",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -66,7 +70,7 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthServer", dependencies: [
-            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthFirestore", "HearthMail",
+            "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthFirestore", "HearthMail", "HearthImages",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -100,6 +104,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .target(name: "HearthTesting", dependencies: [
             "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer", "HearthFirestoreProtos", "HearthMail",
+            "HearthImages", "CVips",
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
@@ -154,12 +159,13 @@ let package = Package(
             .product(name: "GRPCCore", package: "grpc-swift-2"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthEngineTests", dependencies: [
-            "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthTesting",
+            "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthImages", "HearthTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthServerTests", dependencies: [
-            "HearthCore", "HearthAuth", "HearthStore", "HearthEngine", "HearthServer", "HearthMail", "HearthTesting",
+            "HearthCore", "HearthAuth", "HearthStore", "HearthEngine", "HearthServer", "HearthMail", "HearthImages",
+            "HearthTesting",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -86,10 +86,14 @@ extension Database {
     }
 
     /// `perform` for callers that are tasks: reads run on reader threads. A file put and the calls of a
-    /// resumable upload run here, in the caller's task, as their bytes arrive.
+    /// resumable upload run here, in the caller's task, as their bytes arrive, and so does a thumbnail,
+    /// awaiting the thumbnailer.
     public func perform(_ operation: DatabaseOperation, as identity: Identity) async throws -> Outcome {
         if case .file(let file) = operation, let outcome = try await performFileInTask(file, as: identity) {
             return .file(outcome)
+        }
+        if case .file(.thumbnail(let path, let token, let size)) = operation {
+            return .file(.read(try await thumbnail(path, token: token, size: size, identity: identity)))
         }
         return try await withCheckedThrowingContinuation { continuation in
             perform(operation, as: identity) { continuation.resume(with: $0) }

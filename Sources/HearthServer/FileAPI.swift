@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthEngine
+import HearthImages
 import Hummingbird
 import HummingbirdCore
 import HTTPTypes
@@ -122,17 +123,24 @@ struct FileAPI: Sendable {
 
     // MARK: Get
 
-    /// What a `GET` or `HEAD` asks beside the object: its token, the metadata instead of the bytes, an attachment.
+    /// What a `GET` or `HEAD` asks beside the object: its token, the metadata instead of the bytes, an
+    /// attachment, a thumbnail instead of the bytes.
     struct Read: Sendable {
         var path: FilePath
         var token: String?
         var metadataOnly: Bool
         var download: Bool
+        var thumb: ThumbnailSize?
+
+        /// The operation that reads what was asked.
+        var operation: FileOperation {
+            thumb.map { .thumbnail(path, token: token, size: $0) } ?? .get(path, token: token)
+        }
     }
 
     static func read(_ uri: URI) throws(HearthError) -> Read {
         let path = try path(uri)
-        let params = try QueryParameters(uri, allowed: ["alt", "download", "token"])
+        let params = try QueryParameters(uri, allowed: ["alt", "download", "token", "thumb"])
         let metadataOnly: Bool
         switch params["alt"] {
         case nil, "media": metadataOnly = false
@@ -145,7 +153,9 @@ struct FileAPI: Sendable {
         case "1", "true": download = true
         case let other?: throw .invalidArgument("query parameter 'download' must be 1, 0, true or false, got '\(other.prefix(64))'")
         }
-        return Read(path: path, token: params["token"], metadataOnly: metadataOnly, download: download)
+        let thumb = try params["thumb"].map { text throws(HearthError) in try ThumbnailSize(parsing: text) }
+        if thumb != nil, metadataOnly { throw .invalidArgument("query parameters 'thumb' and 'alt=json' cannot be combined") }
+        return Read(path: path, token: params["token"], metadataOnly: metadataOnly, download: download, thumb: thumb)
     }
 
     // MARK: Patch, list

@@ -1,5 +1,6 @@
 import HearthCore
 import HearthEngine
+import HearthImages
 import Hummingbird
 import HummingbirdCore
 import HTTPTypes
@@ -69,7 +70,7 @@ struct FileRoutes {
 
     func get(_ request: Request, _ context: HearthRequestContext) async throws -> Response {
         let read = try FileAPI.read(request.uri)
-        guard case .read(let object) = try await database.performFile(.get(read.path, token: read.token), as: context.identity) else {
+        guard case .read(let object) = try await database.performFile(read.operation, as: context.identity) else {
             throw HearthError.internal("a read comes to a file read")
         }
         let file = object.file
@@ -78,24 +79,28 @@ struct FileRoutes {
             headers[.contentType] = "application/json"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: FileAPI.metadataJSON(file))))
         }
-        headers[.contentType] = file.contentType
+        // A thumbnail is served as the object's bytes are, under its own type and entity tag.
+        let etag = object.thumbnail.map { "\(file.etag)-\($0.size)" } ?? file.etag
+        let size = object.thumbnail == nil ? file.size : object.handle.size
+        headers[.eTag] = "\"\(etag)\""
+        headers[.contentType] = object.thumbnail?.format.contentType ?? file.contentType
         if read.download { headers[.contentDisposition] = FileAPI.contentDisposition(file.path) }
         let range: Range<Int64>
         let status: HTTPResponse.Status
-        switch ByteRangeRequest.decide(request.headers, etag: file.etag, lastModified: headers[.lastModified] ?? "", size: file.size) {
+        switch ByteRangeRequest.decide(request.headers, etag: etag, lastModified: headers[.lastModified] ?? "", size: size) {
         case .whole:
-            (range, status) = (0..<file.size, .ok)
+            (range, status) = (0..<size, .ok)
         case .partial(let part):
             (range, status) = (part, .partialContent)
-            headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(file.size)"
+            headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"
         case .notModified:
             return Response(status: .notModified, headers: headers)
         case .preconditionFailed:
-            throw HearthError.failedPrecondition("file \(file.path) has etag \(file.etag), which If-Match does not name")
+            throw HearthError.failedPrecondition("file \(file.path) has etag \(etag), which If-Match does not name")
         case .unsatisfiable:
-            var reply = errorReply(.init(.invalidArgument, "Range '\(request.headers[.range]!.prefix(80))' is past the end of file \(file.path) (\(file.size) bytes)"))
+            var reply = errorReply(.init(.invalidArgument, "Range '\(request.headers[.range]!.prefix(80))' is past the end of file \(file.path) (\(size) bytes)"))
             reply.status = .rangeNotSatisfiable
-            reply.headers[.contentRange] = "bytes */\(file.size)"
+            reply.headers[.contentRange] = "bytes */\(size)"
             return reply.response
         }
         headers[.contentLength] = String(range.count)

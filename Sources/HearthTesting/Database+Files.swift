@@ -1,5 +1,6 @@
 import HearthCore
 import HearthEngine
+import HearthImages
 
 /// Each file operation as a typed call, for tests that drive the engine without HTTP: every one is
 /// `perform(.file(...))`.
@@ -27,6 +28,17 @@ extension Database {
             throw Self.unexpected
         }
         return (read.file, try await read.bytes(range).collect())
+    }
+
+    /// A thumbnail fitting `width`×`height`: its object's metadata, its format and its bytes.
+    public func thumbnailFile(_ path: String, _ width: Int, _ height: Int, as identity: Identity,
+                              token: String? = nil) async throws -> (file: StoredFile, format: ImageFormat, bytes: [UInt8]) {
+        let size = try ThumbnailSize(width: width, height: height)
+        guard case .read(let read) = try await performFile(.thumbnail(try FilePath(path), token: token, size: size), as: identity),
+              let thumbnail = read.thumbnail else {
+            throw Self.unexpected
+        }
+        return (read.file, thumbnail.format, try await read.bytes().collect())
     }
 
     /// A metadata change.

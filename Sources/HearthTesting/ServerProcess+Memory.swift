@@ -2,7 +2,10 @@ import Foundation
 
 extension ServerProcess {
     /// The server's resident memory in bytes (`VmRSS` of `/proc/PID/status`), for tests that bound it.
-    public func residentBytes() throws -> Int {
+    public func residentBytes() throws -> Int { try Self.residentBytes(of: "\(pid)") }
+
+    /// A process's resident memory in bytes; "self" for this process's own.
+    public static func residentBytes(of pid: String) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             // "VmRSS:     123456 kB"

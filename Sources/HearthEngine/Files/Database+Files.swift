@@ -16,6 +16,9 @@ extension Database {
                 // A put reads its bytes as they arrive, in the caller's task, and an upload's calls work on
                 // files: `perform(_:as:) async` runs them.
                 throw HearthError.internal("a put or an upload call works in a task: perform it with the async perform(_:as:)")
+            case .thumbnail:
+                // Images are decoded on the thumbnailer's threads, awaited in the caller's task.
+                throw HearthError.internal("a thumbnail is made asynchronously: perform it with the async perform(_:as:)")
             case .get(let path, let token):
                 completion(.success(.file(.read(try readFile(path, token: token, identity: identity)))))
             case .update(let path, let change):
@@ -104,30 +107,36 @@ extension Database {
 
     // MARK: Get
 
-    private func readFile(_ path: FilePath, token: String?, identity: Identity) throws -> FileRead {
+    func readFile(_ path: FilePath, token: String?, identity: Identity) throws -> FileRead {
         // The bytes are opened after the metadata is read; a replacement or delete in between removes the
         // blob the metadata names, and the read starts again with the new metadata.
         var missing: StoredFile?
         for _ in 0..<3 {
-            let file = try storage.pointRead { try $0.file(at: path) }
+            let file = try authorizedFile(path, token: token, identity: identity)
             if let missing, missing == file {
                 logger.error("the bytes of file \(path) (\(missing.sha256Hex)) are missing from the data folder")
                 throw HearthError.internal("the bytes of file \(path) are missing from the data folder")
             }
-            if !Self.tokenMatches(token, file) {
-                let program = try enforcedStorageProgram(for: identity)
-                if let program {
-                    try authorizeFile(.get, name: path.name, resource: file, requestResource: nil, time: .now(),
-                                      identity: identity, program: program, lookup: StoreDocumentLookup(storage: storage))
-                }
-            }
-            guard let file else { throw HearthError.notFound("No file at \(path).") }
             storage.blobs.pin(file.sha256)
             defer { storage.blobs.unpin(file.sha256) }
             if let handle = try storage.blobs.open(file.sha256) { return FileRead(file: file, handle: handle) }
             missing = file
         }
         throw HearthError.aborted("file \(path) changed while it was read; retry")
+    }
+
+    /// An object's metadata, once its download token or the `get` rule allows the caller to read it.
+    func authorizedFile(_ path: FilePath, token: String?, identity: Identity) throws -> StoredFile {
+        let file = try storage.pointRead { try $0.file(at: path) }
+        if !Self.tokenMatches(token, file) {
+            let program = try enforcedStorageProgram(for: identity)
+            if let program {
+                try authorizeFile(.get, name: path.name, resource: file, requestResource: nil, time: .now(),
+                                  identity: identity, program: program, lookup: StoreDocumentLookup(storage: storage))
+            }
+        }
+        guard let file else { throw HearthError.notFound("No file at \(path).") }
+        return file
     }
 
     /// Whether `token` is the object's download token.

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthImages
 
 /// What a caller asks of the stored objects (`DatabaseOperation.file`), whichever way the request came in.
 public enum FileOperation: Sendable {
@@ -8,6 +9,9 @@ public enum FileOperation: Sendable {
     /// Read an object: its metadata and a way to read its bytes. With a download token that matches the
     /// object's, the rules are not asked (Firebase's download URL).
     case get(FilePath, token: String?)
+    /// Read a thumbnail of an image object, fitting the box: a read of the object (its `get` rule, or its
+    /// download token), made once and kept. Performed by `Database.perform(_:as:) async`, in the caller's task.
+    case thumbnail(FilePath, token: String?, size: ThumbnailSize)
     /// Change an object's content type or custom metadata, or rotate its download token.
     case update(FilePath, FileMetadataChange)
     /// Delete an object; done also when it is missing.
@@ -29,7 +33,7 @@ public enum FileOperation: Sendable {
     public var writes: Bool {
         switch self {
         case .put, .update, .delete, .startUpload, .appendUpload, .cancelUpload: return true
-        case .get, .list, .uploadStatus: return false
+        case .get, .thumbnail, .list, .uploadStatus: return false
         }
     }
 }
@@ -144,11 +148,21 @@ public struct FileWritten: Sendable {
 public struct FileRead: Sendable {
     /// The metadata.
     public var file: StoredFile
-    /// The open bytes.
+    /// The open bytes: the object's, or its thumbnail's.
     public let handle: any BlobHandle
+    /// What the bytes are when they are a thumbnail of the object; nil for the object's own.
+    public var thumbnail: FileThumbnail?
 
     /// The bytes of `range` (all of them when nil), read as they are consumed.
     public func bytes(_ range: Range<Int64>? = nil) -> ByteChunks {
         handle.chunks(range ?? 0..<handle.size)
     }
+}
+
+/// A thumbnail read in place of an object's bytes.
+public struct FileThumbnail: Sendable {
+    /// The box it fits in.
+    public var size: ThumbnailSize
+    /// Its format.
+    public var format: ImageFormat
 }

@@ -23,10 +23,17 @@ public protocol BlobStorage: AnyObject, Sendable {
     func unpin(_ sha256: [UInt8])
     /// Opens a blob for reading; nil when it is not stored.
     func open(_ sha256: [UInt8]) throws -> (any BlobHandle)?
-    /// Removes a blob unless it is pinned or `isNamed` says an object still names it.
+    /// Removes a blob, and what was derived from it, unless it is pinned or `isNamed` says an object still
+    /// names it.
     func release(_ sha256: [UInt8], isNamed: ([UInt8]) throws -> Bool) throws
-    /// Removes every temporary file and every blob `isNamed` says no object names: what a crash left.
+    /// Removes every temporary file, every blob `isNamed` says no object names, and what was derived from a
+    /// blob no longer stored: what a crash left.
     func sweep(isNamed: ([UInt8]) throws -> Bool) throws -> BlobSweep
+    /// Opens bytes derived from a blob (a thumbnail), by their name; nil when none are kept.
+    func openDerived(from sha256: [UInt8], name: String) throws -> (any BlobHandle)?
+    /// Keeps bytes derived from a blob under `name` (written to a temporary file, synced and renamed into
+    /// place); they go when the blob goes. Keeps nothing, and returns false, when the blob is no longer stored.
+    func keepDerived(from sha256: [UInt8], name: String, bytes: [UInt8]) throws -> Bool
 }
 
 /// Bytes received and synced to a temporary file, with their digests.
@@ -47,6 +54,14 @@ public struct BlobSweep: Sendable, Equatable {
     public var temporaryFiles: Int
     /// Blobs no object named.
     public var blobs: Int
+    /// Sets of derived bytes (thumbnails) whose blob was gone.
+    public var derived: Int
+
+    public init(temporaryFiles: Int, blobs: Int, derived: Int = 0) {
+        self.temporaryFiles = temporaryFiles
+        self.blobs = blobs
+        self.derived = derived
+    }
 }
 
 /// An open blob: reads by offset, closed when the last reference goes.

@@ -11,11 +11,13 @@ import HearthCore
 /// Blobs as files under a folder (the data folder's `files/`): `tmp/` holds uploads being received, and
 /// `blobs/ab/abcdef…` each stored blob, named by the lowercase hex of its SHA-256 (the first two digits a
 /// folder of their own, so no folder holds millions of names). A received file is synced before it is
-/// renamed into place and the folder synced after, so a blob a row names is whole on disk.
+/// renamed into place and the folder synced after, so a blob a row names is whole on disk. What is derived
+/// from a blob (thumbnails) lives in `thumbs/ab/abcdef…/<name>`, and goes with the blob.
 final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     let directory: String
     var temporaryDirectory: String { directory + "/tmp" }
     var blobDirectory: String { directory + "/blobs" }
+    var derivedDirectory: String { directory + "/thumbs" }
 
     /// Pins by SHA-256; `lock` also makes "check the pins, then remove" and "pin, then look for the blob"
     /// exclusive, so a blob is never removed under a `keep` that found it.
@@ -31,6 +33,11 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
 
     /// Bytes gathered from the stream before each write, so the pool is not hopped to for every small chunk.
     static let writeSize = 1 << 20
+
+    func derivedFolder(_ sha256: [UInt8]) -> String {
+        let hex = StoredFile.hex(sha256)
+        return "\(derivedDirectory)/\(hex.prefix(2))/\(hex)"
+    }
 
     func receive(_ chunks: ByteChunks, maxSize: Int64) async throws -> ReceivedBlob {
         let folder = temporaryDirectory
@@ -121,7 +128,10 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     }
 
     func open(_ sha256: [UInt8]) throws -> (any BlobHandle)? {
-        let path = blobPath(sha256)
+        try openFile(blobPath(sha256))
+    }
+
+    private func openFile(_ path: String) throws -> (any BlobHandle)? {
         let fd = systemOpen(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
@@ -140,6 +150,50 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         defer { lock.unlock() }
         guard pins[sha256] == nil, try !isNamed(sha256) else { return }
         unlink(blobPath(sha256))
+        removeDerived(derivedFolder(sha256))
+    }
+
+    func openDerived(from sha256: [UInt8], name: String) throws -> (any BlobHandle)? {
+        try openFile("\(derivedFolder(sha256))/\(name)")
+    }
+
+    func keepDerived(from sha256: [UInt8], name: String, bytes: [UInt8]) throws -> Bool {
+        try makeDirectory(temporaryDirectory)
+        let temporary = "\(temporaryDirectory)/\(makeAutoID()).derived"
+        let fd = systemOpen(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw HearthError.internal("cannot create \(temporary): \(Self.errnoText())") }
+        do {
+            defer { close(fd) }
+            try Self.writeAll(fd, bytes, temporary)
+            guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(temporary): \(Self.errnoText())") }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        // Under the lock, so a `release` cannot remove the blob between the check and the rename, leaving
+        // derived bytes of a blob no longer stored.
+        lock.lock()
+        defer { lock.unlock() }
+        let folder = derivedFolder(sha256)
+        do {
+            guard access(blobPath(sha256), F_OK) == 0 else {
+                unlink(temporary)
+                return false
+            }
+            try makeDirectory(folder)
+            guard rename(temporary, "\(folder)/\(name)") == 0 else {
+                throw HearthError.internal("cannot move a thumbnail into \(folder): \(Self.errnoText())")
+            }
+            try Self.syncDirectory(folder)
+            return true
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    private func removeDerived(_ folder: String) {
+        try? FileManager.default.removeItem(atPath: folder)
     }
 
     func sweep(isNamed: ([UInt8]) throws -> Bool) throws -> BlobSweep {
@@ -156,6 +210,19 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                 defer { lock.unlock() }
                 if pins[hash] == nil, try !isNamed(hash), unlink("\(blobDirectory)/\(folder)/\(name)") == 0 {
                     swept.blobs += 1
+                    removeDerived(derivedFolder(hash))
+                }
+            }
+        }
+        // Derived bytes whose blob is gone: a crash between a blob's removal and theirs.
+        for folder in (try? files.contentsOfDirectory(atPath: derivedDirectory)) ?? [] {
+            for name in (try? files.contentsOfDirectory(atPath: "\(derivedDirectory)/\(folder)")) ?? [] {
+                guard name.utf8.count == 64, let hash = TokenHash(hex: name)?.bytes else { continue }
+                lock.lock()
+                defer { lock.unlock() }
+                if access(blobPath(hash), F_OK) != 0 {
+                    removeDerived(derivedFolder(hash))
+                    swept.derived += 1
                 }
             }
         }

@@ -20,8 +20,8 @@ package struct StorageBackend: Sendable {
         // of the running server may be in flight).
         if configuration.dataFolderOwner != nil {
             let swept = try documents.sweepBlobs()
-            if swept.temporaryFiles + swept.blobs > 0 {
-                logger.info("removed \(swept.temporaryFiles) unfinished upload(s) and \(swept.blobs) unnamed blob(s) left by an earlier run")
+            if swept.temporaryFiles + swept.blobs + swept.derived > 0 {
+                logger.info("removed \(swept.temporaryFiles) unfinished upload(s), \(swept.blobs) unnamed blob(s) and the thumbnails of \(swept.derived) removed blob(s) left by an earlier run")
             }
             let expired = try documents.uploads.sweep(now: .now())
             if expired > 0 { logger.info("removed \(expired) expired resumable upload(s)") }
