@@ -100,7 +100,6 @@ import Testing
                  status: 201),
             Call(method: .get, path: file, status: 200),
             Call(method: .get, path: file, headers: ["Range": "bytes=0-1"], status: 206),
-            Call(method: .head, path: file, status: 200),
             Call(method: .get, path: "/v1/files/pics/missing.txt", status: 404),
             Call(method: .get, path: "/v1/nothing-here", status: 404),
             Call(method: .get, path: "/healthz", status: 200),
