@@ -223,4 +223,52 @@ import Testing
             }
         }
     }
+
+    // MARK: The setting
+
+    /// Whether a running server allows `origin`: its preflight's answer.
+    static func allows(_ server: ServerProcess, _ origin: String) async throws -> Bool {
+        let client = HearthClient(port: server.port, adminKey: server.adminKey)
+        let answer = try await client.request(.options, "/v1/docs/notes/a", contentType: nil,
+                                              headers: ["Origin": origin, "Access-Control-Request-Method": "GET"])
+        await client.close()
+        return answer.status == 204 && answer.header("Access-Control-Allow-Origin") == origin
+    }
+
+    /// The origins come from the repeated flag, else the variable (commas), else the config file (a list or
+    /// a string); a malformed one stops the start, naming it.
+    @Test func theSettingFromFlagsVariableOrFile() async throws {
+        let folder = TestServer.temporaryDirectory()
+        let config = folder + "/hearth.json"
+        try #"{"corsOrigin": ["https://file.example.com", "https://*.file.example.org"]}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+
+        let fromFile = try await ServerProcess.start(dataDirectory: folder + "/a", arguments: ["--config", config])
+        #expect(try await Self.allows(fromFile, "https://file.example.com"))
+        #expect(try await Self.allows(fromFile, "https://x.file.example.org"))
+        #expect(try await !Self.allows(fromFile, "https://other.example.com"))
+        fromFile.signal(SIGKILL)
+
+        let fromVariable = try await ServerProcess.launch(["serve", "--port", "0", "--data", folder + "/b", "--config", config],
+                                                          adminKey: "test-admin-key-" + UUID().uuidString,
+                                                          environment: ["HEARTH_CORS_ORIGIN": "https://one.example.com, https://two.example.com"])
+        #expect(try await Self.allows(fromVariable, "https://one.example.com"))
+        #expect(try await Self.allows(fromVariable, "https://two.example.com"))
+        #expect(try await !Self.allows(fromVariable, "https://file.example.com"))
+        fromVariable.signal(SIGKILL)
+
+        let fromFlags = try await ServerProcess.start(dataDirectory: folder + "/c", arguments: [
+            "--config", config, "--cors-origin", "https://flag.example.com", "--cors-origin", "http://localhost:5173",
+        ])
+        #expect(try await Self.allows(fromFlags, "https://flag.example.com"))
+        #expect(try await Self.allows(fromFlags, "http://localhost:5173"))
+        #expect(try await !Self.allows(fromFlags, "https://file.example.com"))
+        fromFlags.signal(SIGKILL)
+
+        let refused = try await CommandResult.run(["serve", "--port", "0", "--data", folder + "/d",
+                                                   "--cors-origin", "https://ok.example.com", "--cors-origin", "https://bad.example.com/app"])
+        #expect(refused.status != 0)
+        #expect(refused.errorOutput.contains("'https://bad.example.com/app'") && refused.errorOutput.contains("no path"),
+                "\(refused.errorOutput)")
+    }
 }
