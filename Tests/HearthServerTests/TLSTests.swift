@@ -42,7 +42,8 @@ import Testing
         let second = try await TestCertificate.make(name: "second")
         let served = Served()
         try served.install(first)
-        let server = try await ServerProcess.start(dataDirectory: TestServer.temporaryDirectory(), arguments: [
+        let folder = TestServer.temporaryDirectory()
+        let server = try await ServerProcess.start(dataDirectory: folder, arguments: [
             "--tls-cert", served.certificate, "--tls-key", served.key, "--grpc-port", "0",
             "--cors-origin", "https://app.example.com",
         ])
@@ -69,6 +70,13 @@ import Testing
         // Without the certificate trusted, curl refuses the server: it is TLS, and checked.
         let untrusted = try await CommandResult.run(program: "/usr/bin/curl", ["-sS", base + "/healthz"])
         #expect(untrusted.status != 0)
+
+        // A tool that would act through the server says it cannot, and changes nothing.
+        let tool = try await HearthCLI.run(["users", "create", "--data", folder, "--uid", "ann", "--email", "ann@example.com",
+                                            "--password-stdin"], input: "long enough password\n",
+                                           environment: ["HEARTH_ADMIN_KEY": server.adminKey])
+        #expect(tool.status != 0)
+        #expect(tool.output.contains("serves HTTPS") && tool.output.contains("nothing was changed"), "\(tool.output)")
 
         // Python's ssl: the certificate served is the file's, on both ports; WSS carries the listen protocol.
         #expect(try await TLSClient.run("cert", port: server.port, trusting: first.certificate).output
