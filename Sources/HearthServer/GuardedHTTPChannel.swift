@@ -4,7 +4,7 @@ import NIOCore
 import NIOSSL
 
 /// A server child channel (Hummingbird's HTTP/1 with its WebSocket upgrade) with a `ConnectionGuard` added to
-/// every connection, behind the request decoder.
+/// every connection, behind the request decoder, and TLS in front of it all when the server serves HTTPS.
 struct GuardedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let configuration: ConnectionConfiguration

@@ -21,8 +21,9 @@ import Testing
         }
     }
 
-    /// The gRPC port from the server's log.
-    static func grpcPort(_ server: ServerProcess) throws -> Int {
+    /// The gRPC port from the server's log (its line may come after the HTTP port's).
+    static func grpcPort(_ server: ServerProcess) async throws -> Int {
+        try await waitForLog(server, "gRPC API on")
         let text = server.outputText
         let range = try #require(text.range(of: #"gRPC API on [^:]+:(\d+)"#, options: .regularExpression))
         return try #require(Int(text[range].split(separator: ":").last ?? ""))
@@ -49,7 +50,7 @@ import Testing
         ])
         defer { server.signal(SIGKILL) }
         #expect(server.outputText.contains("listening on https://"))
-        let grpcPort = try Self.grpcPort(server)
+        let grpcPort = try await Self.grpcPort(server)
 
         // curl, trusting only the test's certificate: a write and a read, with CORS over HTTPS.
         let base = "https://127.0.0.1:\(server.port)"
