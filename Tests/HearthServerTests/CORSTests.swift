@@ -224,6 +224,27 @@ import Testing
         }
     }
 
+    /// A request the connection refuses once its head is known (a body too slow: `408`) is answered with the
+    /// CORS headers of its origin, as any other answer.
+    @Test(arguments: [true, false])
+    func aRefusalCarriesTheHeadersOfItsOrigin(inline: Bool) async throws {
+        let policy = try Self.policy()
+        try await TestServer.with(configure: { configuration in
+            configuration.cors = policy
+            configuration.inlineAnswers = inline
+            configuration.connections.requestBodyTimeout = .milliseconds(1_500)
+        }) { server, _ in
+            let connection = try RawHTTPConnection(port: server.port)
+            defer { connection.disconnect() }
+            try await connection.send("PUT /v1/docs/slow/a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.adminKey)\r\n"
+                                      + "Origin: \(Self.app)\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+            let answer = try await connection.readResponse()
+            #expect(answer.status == 408)
+            #expect(answer.header("Access-Control-Allow-Origin") == Self.app)
+            #expect(answer.header("Vary")?.contains("Origin") == true)
+        }
+    }
+
     // MARK: The setting
 
     /// Whether a running server allows `origin`: its preflight's answer.
