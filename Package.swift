@@ -83,6 +83,7 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOCertificateReloading", package: "swift-nio-extras"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Mustache", package: "swift-mustache"),
         ], swiftSettings: swiftSettings),
@@ -101,6 +102,7 @@ let package = Package(
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCertificateReloading", package: "swift-nio-extras"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthTesting", dependencies: [
             "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer", "HearthFirestoreProtos", "HearthMail",

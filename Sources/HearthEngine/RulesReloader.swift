@@ -2,18 +2,15 @@ import Foundation
 import HearthRules
 import Logging
 import ServiceLifecycle
-import UnixSignals
 
 /// Keeps the rules in force in step with the rules file: reloads it when its modification time or size
-/// changes (polled) and on SIGHUP. A new file that does not compile leaves the old rules in force, and the
+/// changes (polled) and on SIGHUP (`hangUp`, called by `HangUpReloads`). A new file that does not compile leaves the old rules in force, and the
 /// log says why, with every diagnostic and its caret.
 public struct RulesReloader: Service {
     /// Polling and signal settings.
     public struct Configuration: Sendable {
         /// Time between two looks at the file.
         public var pollInterval: Duration = .seconds(1)
-        /// Reload on SIGHUP as well.
-        public var reloadOnSIGHUP = true
         /// Makes the default configuration.
         public init() {}
     }
@@ -22,6 +19,7 @@ public struct RulesReloader: Service {
     let rules: RulesInForce
     let configuration: Configuration
     let logger: Logger
+    private let watcher: FileStamp.Watcher
 
     /// Makes a reloader for a rules file already loaded into `rules`.
     public init(path: String, rules: RulesInForce, configuration: Configuration = .init(), logger: Logger) {
@@ -29,10 +27,10 @@ public struct RulesReloader: Service {
         self.rules = rules
         self.configuration = configuration
         self.logger = logger
+        watcher = FileStamp.Watcher(path: path)
     }
 
     public func run() async throws {
-        let watcher = FileStamp.Watcher(path: path)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
@@ -40,17 +38,15 @@ public struct RulesReloader: Service {
                     if watcher.changed() { reload(reason: "the file changed") }
                 }
             }
-            if configuration.reloadOnSIGHUP {
-                group.addTask {
-                    for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-                        _ = watcher.changed()
-                        reload(reason: "SIGHUP")
-                    }
-                }
-            }
             await gracefulShutdownOrCancel()
             group.cancelAll()
         }
+    }
+
+    /// Reloads at once, on SIGHUP (the next poll then sees no change).
+    public func hangUp() {
+        _ = watcher.changed()
+        reload(reason: "SIGHUP")
     }
 
     /// Compiles the file and swaps it in, or keeps the rules in force and logs why.

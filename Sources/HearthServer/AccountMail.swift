@@ -40,8 +40,8 @@ final class AccountMail: Sendable {
     }
 
     /// Records where the server listens, the links' base when no public URL is configured.
-    func serverListening(host: String, port: Int) {
-        listening.withLockedValue { $0 = loopbackURL(host: host, port: port) }
+    func serverListening(host: String, port: Int, secure: Bool) {
+        listening.withLockedValue { $0 = loopbackURL(host: host, port: port, secure: secure) }
     }
 
     /// The address links start with, without a trailing slash.

@@ -36,6 +36,8 @@ public func buildApplication(
     }
     let rulesProgram = try compileRules(configuration)
     let accountMail = try AccountsAssembly.accountMail(configuration, logger: logger)
+    // A certificate that does not load stops the server before it opens anything, with the file named.
+    let tls = try configuration.tls.map { files throws(TLSStartupError) in try ServerTLS(files: files) }
     let storage = try StorageBackend.open(storageConfiguration, logger: logger)
     let database = Database(storage: storage.documents, logger: logger)
     let rulesReloader = installRules(rulesProgram, configuration, into: database.rules, logger: logger)
@@ -48,6 +50,7 @@ public func buildApplication(
     let recorder = RequestRecorder(metrics: metrics, level: configuration.requestLogLevel)
     router.add(middleware: RecordingMiddleware(recorder: recorder))
     router.add(middleware: ErrorMiddleware())
+    if let cors = configuration.cors { router.add(middleware: PreflightMiddleware(policy: cors)) }
     let authenticator = Authenticator(adminKey: adminKey, auth: accounts.auth)
     router.add(middleware: AuthMiddleware(authenticator: authenticator))
 
@@ -105,14 +108,14 @@ public func buildApplication(
         server: HTTPServerBuilder { responder in
             GuardedHTTPChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: channel) { request, channel, _ in
                 await listen.shouldUpgrade(request, channel: channel)
-            }, configuration: configuration.connections)
+            }, configuration: configuration.connections, cors: configuration.cors, tls: tls)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
             // Where tools find this server (`hearth users`, `hearth fixtures load`) to act through it.
-            storage.documents.recordOwnerAddress(loopbackURL(host: configuration.host, port: port))
-            accountMail.serverListening(host: configuration.host, port: port)
+            storage.documents.recordOwnerAddress(loopbackURL(host: configuration.host, port: port, secure: tls != nil))
+            accountMail.serverListening(host: configuration.host, port: port, secure: tls != nil)
             await onServerRunning(port)
         },
         logger: logger
@@ -120,6 +123,11 @@ public func buildApplication(
     app.addServices(StorageService(storage: storage.documents, logger: logger))
     app.addServices(UploadSweeper(database: database, interval: max(.milliseconds(10), configuration.sweepInterval), logger: logger))
     if let rulesReloader { app.addServices(rulesReloader) }
+    // One listener of SIGHUP for every file it reloads.
+    var reloads: [@Sendable () -> Void] = []
+    if let rulesReloader { reloads.append(rulesReloader.hangUp) }
+    if let tls { reloads.append { [logger] in tls.reload(reason: "SIGHUP", logger: logger) } }
+    if !reloads.isEmpty { app.addServices(HangUpReloads(reloads)) }
     // After the store's service: shutdown runs in reverse, so these stop before the store closes.
     app.addServices(accounts.services)
     // The feed after the application: a group stops its services in reverse, so listeners are closed (with
@@ -129,7 +137,7 @@ public func buildApplication(
         services.append(FirestoreServer(host: configuration.host, port: grpcPort, database: database, feed: feed,
                                         autoIDs: configuration.autoIDs,
                                         authenticate: firestoreCallers(authenticator, dev: configuration.dev),
-                                        logger: logger, onListening: onGRPCRunning))
+                                        tls: tls, logger: logger, onListening: onGRPCRunning))
     }
     services.append(feed)
     let server = ServiceGroup(configuration: .init(services: services, logger: logger))
@@ -163,12 +171,13 @@ public func loadIndexFile(_ file: String) throws(HearthError) -> ([CompositeInde
 }
 
 /// Where a process on this machine reaches a server listening on `host`: a wildcard address is reached on
-/// loopback, any other as it is named.
-func loopbackURL(host: String, port: Int) -> String {
+/// loopback, any other as it is named; `https` when the server serves TLS.
+func loopbackURL(host: String, port: Int, secure: Bool = false) -> String {
+    let scheme = secure ? "https" : "http"
     switch host {
-    case "", "0.0.0.0", "*": return "http://127.0.0.1:\(port)"
-    case "::", "[::]": return "http://[::1]:\(port)"
-    default: return host.contains(":") && !host.hasPrefix("[") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
+    case "", "0.0.0.0", "*": return "\(scheme)://127.0.0.1:\(port)"
+    case "::", "[::]": return "\(scheme)://[::1]:\(port)"
+    default: return host.contains(":") && !host.hasPrefix("[") ? "\(scheme)://[\(host)]:\(port)" : "\(scheme)://\(host):\(port)"
     }
 }
 

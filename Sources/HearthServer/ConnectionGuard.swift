@@ -16,6 +16,9 @@ import HTTPTypes
 /// answered `400` (`431` for a head over `Limits`), in the one error shape, once the answers owed before it
 /// are out; a head or body too slow is answered `408`; an idle connection is closed without a word. Each
 /// closes the connection. One timer per connection looks at it, never less often than the shortest timeout.
+///
+/// Since every answer passes here, or asks here how to frame itself, this is also where each gets its CORS
+/// headers (`CORSPolicy`), for the `Origin` of the request it answers.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -23,6 +26,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private var state: ConnectionState<ContinuousClock>
+    /// The origins allowed to call from a browser; nil adds no CORS headers.
+    private let cors: CORSPolicy?
     private var timer: Scheduled<Void>?
     /// This handler's place in the pipeline, for answers written on behalf of `InlineAnswerHandler`.
     private var context: ChannelHandlerContext?
@@ -35,8 +40,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// closes: closing with unread bytes resets the connection, which may destroy the answer in flight.
     static let lingerAfterRefusal: Duration = .seconds(2)
 
-    init(configuration: ConnectionConfiguration) {
+    init(configuration: ConnectionConfiguration, cors: CORSPolicy? = nil) {
         state = ConnectionState(configuration: configuration, clock: ContinuousClock())
+        self.cors = cors
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -70,7 +76,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(var head):
             let http10 = head.version == .http1_0
             let closes = !head.isKeepAlive
-            state.receivedHead(.init(http10: http10, closes: closes))
+            state.receivedHead(.init(http10: http10, closes: closes, origin: cors == nil ? nil : head.headers["origin"].first))
             if http10, closes, head.headers["connection"].first?.lowercased() != "close" {
                 // Both request paths close after the answer to a request that says `Connection: close`.
                 head.headers.replaceOrAdd(name: "Connection", value: "close")
@@ -132,14 +138,19 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
         switch unwrapOutboundIn(data) {
         case .head(var head) where head.status.code >= 200:
-            guard let framing = state.answerBegins(), framing.http10 || framing.closes else { break }
-            head.version = framing.http10 ? .http1_0 : .http1_1
-            // HTTP/1.0 cannot frame a body of unknown length except by closing the connection after it.
-            if framing.http10, !framing.closes, !head.headers.contains(name: "content-length"),
-               head.status != .noContent, head.status != .notModified {
-                state.closesAfterAnswer()
+            guard let framing = state.answerBegins(), framing.http10 || framing.closes || cors != nil else { break }
+            for field in crossOriginFields(framing, responseNames: head.headers.map(\.name)) {
+                head.headers.add(name: field.name, value: field.value)
             }
-            head.headers.replaceOrAdd(name: "Connection", value: state.owed.first?.closes == true ? "close" : "keep-alive")
+            if framing.http10 || framing.closes {
+                head.version = framing.http10 ? .http1_0 : .http1_1
+                // HTTP/1.0 cannot frame a body of unknown length except by closing the connection after it.
+                if framing.http10, !framing.closes, !head.headers.contains(name: "content-length"),
+                   head.status != .noContent, head.status != .notModified {
+                    state.closesAfterAnswer()
+                }
+                head.headers.replaceOrAdd(name: "Connection", value: state.owed.first?.closes == true ? "close" : "keep-alive")
+            }
             return context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .head, .body:
             break
@@ -167,6 +178,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         state.owed.first
     }
 
+    /// The CORS headers of the answer framed so (none without a policy).
+    func crossOriginFields(_ framing: ConnectionState<ContinuousClock>.Framing?,
+                           responseNames: some Sequence<String>) -> [(name: String, value: String)] {
+        guard let cors else { return [] }
+        return cors.answerFields(origin: framing?.origin, responseNames: responseNames)
+    }
+
     /// An answer was written whole below the response encoder (by `InlineAnswerHandler`, which closes the
     /// connection itself after an answer that closes it).
     func answeredInline() {
@@ -192,6 +210,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
         var headers = HTTPHeaders()
         for field in reply.headers { headers.add(name: field.name.rawName, value: field.value) }
+        for field in crossOriginFields(framing, responseNames: []) { headers.add(name: field.name, value: field.value) }
         headers.add(name: "Content-Length", value: String(reply.bytes.count))
         headers.add(name: "Connection", value: "close")
         headers.add(name: "Date", value: HTTPDate.now())

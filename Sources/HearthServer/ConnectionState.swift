@@ -26,6 +26,8 @@ struct ConnectionState<C: Clock> where C.Duration == Duration {
         var http10: Bool
         /// The connection closes after this answer (`Connection: close`, or HTTP/1.0 without keep-alive).
         var closes: Bool
+        /// The request's `Origin`, kept only when CORS is configured: the answer's CORS headers depend on it.
+        var origin: String? = nil
 
         /// The framing of an answer to a request whose head never arrived whole.
         static var unknownRequest: Framing { Framing(http10: false, closes: true) }
@@ -180,6 +182,7 @@ struct ConnectionState<C: Clock> where C.Duration == Duration {
         if case .body = receiving, let current = owed.last {
             earlier -= 1
             framing.http10 = current.http10
+            framing.origin = current.origin
         }
         guard earlier == 0 else { return nil }
         receiving = .closing
@@ -203,7 +206,7 @@ struct ConnectionState<C: Clock> where C.Duration == Duration {
             guard owed.count <= 1 else { return nil }
             // Answered already (the router may answer before the body ends): nothing more to say.
             guard let current = owed.first, !answering else { return (since.advanced(by: configuration.requestBodyTimeout), .close) }
-            let expiry: Expiry = .requestTimeout(Framing(http10: current.http10, closes: true), head: false)
+            let expiry: Expiry = .requestTimeout(Framing(http10: current.http10, closes: true, origin: current.origin), head: false)
             return (since.advanced(by: configuration.requestBodyTimeout), expiry)
         case .closing:
             return nil

@@ -1,18 +1,28 @@
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOSSL
 
 /// A server child channel (Hummingbird's HTTP/1 with its WebSocket upgrade) with a `ConnectionGuard` added to
-/// every connection, behind the request decoder.
+/// every connection, behind the request decoder, and TLS in front of it all when the server serves HTTPS.
 struct GuardedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let configuration: ConnectionConfiguration
+    /// The origins allowed to call from a browser (`ConnectionGuard` adds the CORS headers); nil for none.
+    let cors: CORSPolicy?
+    /// The certificate served, when the server speaks HTTPS; nil for plain HTTP.
+    let tls: ServerTLS?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
-        inner.setup(channel: channel, logger: logger).flatMapThrowing { [configuration] value in
+        channel.eventLoop.makeCompletedFuture { [tls] in
+            // TLS first, before HTTP: the certificate in force when the connection arrives (`ServerTLS.reload`).
+            if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context)) }
+        }.flatMap { [inner] in
+            inner.setup(channel: channel, logger: logger)
+        }.flatMapThrowing { [configuration, cors] value in
             // Added last now, it sits right behind the upgrade handler; the HTTP handlers that replace that one
             // on a first plain request are added behind it, so it sees their answers and they its requests.
-            try channel.pipeline.syncOperations.addHandler(ConnectionGuard(configuration: configuration))
+            try channel.pipeline.syncOperations.addHandler(ConnectionGuard(configuration: configuration, cors: cors))
             return value
         }
     }

@@ -387,6 +387,12 @@ final class InlineAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             out.writeString(field.value)
             out.writeStaticString("\r\n")
         }
+        for field in connection?.crossOriginFields(framing, responseNames: reply.headers.lazy.map(\.name.rawName)) ?? [] {
+            out.writeString(field.name)
+            out.writeStaticString(": ")
+            out.writeString(field.value)
+            out.writeStaticString("\r\n")
+        }
         if closing {
             out.writeStaticString("Connection: close\r\n")
         } else if http10 {

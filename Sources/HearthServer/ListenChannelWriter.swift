@@ -2,12 +2,13 @@ import HearthCore
 import HearthEngine
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOSSL
 
 /// Writes a listen connection's events to its WebSocket channel from the channel's event loop, as they are
 /// queued: no task per connection to wake and no hop through an asynchronous writer for each frame. A write
 /// that reaches a thousand listeners of one query costs a thousand socket writes and little else.
 ///
-/// It sits next to the socket, below the WebSocket codec, and writes whole frames it encodes itself (text,
+/// It sits next to the socket (behind TLS on an HTTPS connection), below the WebSocket codec, and writes whole frames it encodes itself (text,
 /// unmasked, split at the frame limit as the codec's writer splits them). Frames are whole messages, so its
 /// writes and the codec's own (pings, the close handshake) interleave only between messages.
 ///
@@ -47,10 +48,18 @@ final class ListenChannelWriter: ChannelInboundHandler, RemovableChannelHandler,
         (try? await closePromise.futureResult.get()) ?? nil
     }
 
-    /// Adds the writer next to the socket and starts writing the connection's events.
+    /// Adds the writer next to the socket (on an HTTPS connection, next to TLS, which encrypts what it writes)
+    /// and starts writing the connection's events.
     func install(on channel: any Channel) async {
         do {
-            try await channel.pipeline.addHandler(self, position: .first)
+            try await channel.eventLoop.submit { [self] in
+                let pipeline = channel.pipeline.syncOperations
+                if let tls = try? pipeline.handler(type: NIOSSLServerHandler.self) {
+                    try pipeline.addHandler(self, position: .after(tls))
+                } else {
+                    try pipeline.addHandler(self, position: .first)
+                }
+            }.get()
         } catch {
             eventLoop.execute { self.decideClose(nil) }
             return

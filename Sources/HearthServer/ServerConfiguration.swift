@@ -62,6 +62,11 @@ public struct ServerConfiguration: Sendable {
     public var listen = ListenConfiguration()
     /// HTTP connections: how long one may stay idle, or take to send a request head or its body.
     public var connections = ConnectionConfiguration()
+    /// The web origins a browser may call the server from (CORS); nil sends no CORS headers.
+    public var cors: CORSPolicy?
+    /// The certificate and key to serve HTTPS (and WSS, and TLS on the gRPC port) with, reloaded on SIGHUP;
+    /// nil serves plain HTTP.
+    public var tls: TLSFiles?
     /// Whether plain document reads (`GET /v1/docs/{document}`, no query string), cheap queries and plain
     /// single-document writes are answered on the connection's event loop, ahead of the router
     /// (`InlineAnswerHandler`). Off, every request is routed; the answers are the same either way.

@@ -14,16 +14,23 @@ public struct CommandResult: Sendable {
     /// variables to this process's (`HEARTH_ADMIN_KEY` for a tool that acts through a server).
     public static func run(_ arguments: [String], currentDirectory: String? = nil, environment: [String: String] = [:],
                            timeout: Double = 60) async throws -> CommandResult {
+        try await run(program: ServerProcess.binaryPath(), arguments, currentDirectory: currentDirectory,
+                      environment: environment, timeout: timeout)
+    }
+
+    /// Runs another program (a peer the tests talk to: `openssl`, `curl`, a Python client) the same way.
+    public static func run(program: String, _ arguments: [String], currentDirectory: String? = nil,
+                           environment: [String: String] = [:], timeout: Double = 60) async throws -> CommandResult {
         try await RawHTTPConnection.onOwnThread {
-            try runNow(arguments, currentDirectory: currentDirectory, environment: environment, timeout: timeout)
+            try runNow(program, arguments, currentDirectory: currentDirectory, environment: environment, timeout: timeout)
         }
     }
 
-    private static func runNow(_ arguments: [String], currentDirectory: String?, environment: [String: String],
+    private static func runNow(_ program: String, _ arguments: [String], currentDirectory: String?, environment: [String: String],
                                timeout: Double) throws -> CommandResult {
         let out = try ChildProcess.pipe(), err = try ChildProcess.pipe()
         let child = try ChildProcess.start(childEnds: [out.write, err.write], parentEnds: [out.read, err.read]) {
-            try ChildProcess(path: ServerProcess.binaryPath(), arguments: arguments,
+            try ChildProcess(path: program, arguments: arguments,
                              environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
                              currentDirectory: currentDirectory, stdout: out.write, stderr: err.write)
         }
@@ -34,7 +41,7 @@ public struct CommandResult: Sendable {
         while child.isRunning {
             if Date() > deadline {
                 child.signal(SIGTERM)
-                throw ServerProcessError(message: "hearth \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+                throw ServerProcessError(message: "\(program) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
             }
             usleep(10_000)
         }

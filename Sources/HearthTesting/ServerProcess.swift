@@ -121,7 +121,7 @@ final class OutputReader: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while true {
-            if let range = buffer.range(of: #"listening on http://[^:]+:(\d+)"#, options: .regularExpression) {
+            if let range = buffer.range(of: #"listening on https?://[^:]+:(\d+)"#, options: .regularExpression) {
                 return Int(buffer[range].split(separator: ":").last!)
             }
             if ended || !condition.wait(until: deadline) { return nil }

@@ -1,11 +1,16 @@
 import ArgumentParser
+import HearthCore
 import HearthServer
 
-/// The connection timeouts of `hearth serve`: flags, then `HEARTH_*` variables, then the config file.
+/// The connection settings of `hearth serve` (timeouts, CORS, TLS): flags, then `HEARTH_*` variables, then the
+/// config file.
 struct ConnectionOptions: ParsableArguments {
     @Option(help: ServeSetting.idleTimeout.help) var idleTimeout: Double?
     @Option(help: ServeSetting.requestHeadTimeout.help) var requestHeadTimeout: Double?
     @Option(help: ServeSetting.requestBodyTimeout.help) var requestBodyTimeout: Double?
+    @Option(help: ServeSetting.corsOrigin.help) var corsOrigin: [String] = []
+    @Option(help: ServeSetting.tlsCert.help) var tlsCert: String?
+    @Option(help: ServeSetting.tlsKey.help) var tlsKey: String?
 
     /// Shortest timeout accepted: each connection's timer looks at it at least this often.
     static let shortest = 0.1
@@ -24,6 +29,19 @@ struct ConnectionOptions: ParsableArguments {
         }
         if let d = try seconds(requestBodyTimeout, .requestBodyTimeout) {
             configuration.connections.requestBodyTimeout = d
+        }
+        if let text = sources.value(corsOrigin.isEmpty ? nil : corsOrigin.joined(separator: ","), .corsOrigin) {
+            do {
+                configuration.cors = try CORSPolicy(origins: text.split(separator: ",").map(String.init))
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+        switch (sources.value(tlsCert, .tlsCert), sources.value(tlsKey, .tlsKey)) {
+        case (nil, nil): break
+        case (let certificate?, let key?): configuration.tls = TLSFiles(certificate: certificate, key: key)
+        case (_?, nil): throw ValidationError("tlsCert is given without tlsKey (--tls-key, HEARTH_TLS_KEY): HTTPS needs both")
+        case (nil, _?): throw ValidationError("tlsKey is given without tlsCert (--tls-cert, HEARTH_TLS_CERT): HTTPS needs both")
         }
     }
 }

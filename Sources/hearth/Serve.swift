@@ -93,13 +93,14 @@ struct Serve: AsyncParsableCommand {
         defer { startup.cleanUp() }
 
         let (host, folder) = (configuration.host, configuration.storage.dataDirectory)
+        let scheme = configuration.tls == nil ? "http" : "https"
         // A rules file that does not compile throws `RulesStartupError`, which the command line prints (every
         // diagnostic with its caret) before exiting with a failure status.
         let (server, services) = try await buildApplication(configuration: configuration, onGRPCRunning: { port in
             print("hearth serving Firestore's gRPC API on \(host):\(port)")
             fflush(nil)
         }) { port in
-            print("hearth listening on http://\(host):\(port) (data in \(folder))")
+            print("hearth listening on \(scheme)://\(host):\(port) (data in \(folder))")
             if let banner = startup.banner { print(banner) }
             fflush(nil)  // scripts and tests wait for this line on a pipe
         }
@@ -125,7 +126,10 @@ struct Serve: AsyncParsableCommand {
             case .int(let i): out[key] = String(i)
             case .double(let d): out[key] = String(d)
             case .bool(let b): out[key] = b ? "true" : "false"
-            default: throw ValidationError("'\(key)' in \(config) must be a string, a number or true/false")
+            // A list (corsOrigin's): its strings, separated by commas as in the variable.
+            case .array(let items) where items.allSatisfy({ if case .string = $0 { true } else { false } }):
+                out[key] = items.map { if case .string(let s) = $0 { s } else { "" } }.joined(separator: ",")
+            default: throw ValidationError("'\(key)' in \(config) must be a string, a number, true/false or a list of strings")
             }
         }
         if let dev = out["dev"], dev != "true", dev != "false" {

@@ -85,6 +85,11 @@ extension ServeSetting {
     static let requestBodyTimeout = ServeSetting("requestBodyTimeout", value: "seconds, 0.1-86400",
         "Seconds a request body may go without a byte before a 408 (default 30).")
 
+    static let corsOrigin = ServeSetting("corsOrigin", value: "origin, repeatable",
+        "A web origin browsers may call the server from (CORS): https://app.example.com, https://*.example.com for its subdomains, or * for any; repeat the flag, or separate origins with commas in the variable or a config-file list (default: none, no CORS headers).")
+    static let tlsCert = ServeSetting("tlsCert", value: "PEM file",
+        "Serve HTTPS (and WSS, and TLS on the gRPC port) with this certificate, then any intermediates; needs tlsKey; reloaded on SIGHUP (default: none, plain HTTP).")
+    static let tlsKey = ServeSetting("tlsKey", value: "PEM file", "The private key of tlsCert; needs tlsCert.")
     static let maxFileSize = ServeSetting("maxFileSize", value: "bytes",
         "Largest object a PUT /v1/files may store (default 104857600, 100 MiB); a larger Content-Length is refused with 413 before the body is read.")
     static let smtpUrl = ServeSetting("smtpUrl", value: "URL",
@@ -103,7 +108,8 @@ extension ServeSetting {
     static let all: [ServeSetting] = [
         data, host, port, grpcPort, adminKey, metricsKey, synchronous, logLevel, autoIds, rules, indexes, dev, indexWrites,
         argon2Memory, argon2Iterations, argon2Parallelism, accessTokenLifetime, refreshTokenLifetime, trustForwardedFor,
-        idleTimeout, requestHeadTimeout, requestBodyTimeout, maxFileSize, smtpUrl, mailFrom, smtpCaFile, mailTemplates, publicUrl, appName,
+        idleTimeout, requestHeadTimeout, requestBodyTimeout, corsOrigin, tlsCert, tlsKey, maxFileSize, smtpUrl, mailFrom, smtpCaFile,
+        mailTemplates, publicUrl, appName,
     ]
 
     /// Where settings come from, in order: flags, then `HEARTH_*` variables, then the config file.

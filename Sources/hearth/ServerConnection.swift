@@ -49,6 +49,11 @@ struct ServerConnection {
 
     /// A connection to the server that holds `folder`, as its owner record names it.
     init(folder: String, holder inUse: DataFolderInUse) throws {
+        if let address = inUse.address, address.hasPrefix("https://") {
+            throw ToolError("the data folder \(folder) is held by \(DataFolderAccess.who(inUse)), which serves HTTPS (\(address)); "
+                            + "the tools act only through a server that serves plain HTTP, so nothing was changed. Stop it, run "
+                            + "the tool, then start it again, or make the change through its admin API")
+        }
         guard let address = inUse.address, let parsed = Self.parse(address) else {
             throw ToolError("the data folder \(folder) is held by \(DataFolderAccess.who(inUse)), whose recorded address "
                             + "'\(inUse.address ?? "")' cannot be read; nothing was changed")

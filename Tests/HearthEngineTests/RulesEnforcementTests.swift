@@ -289,7 +289,6 @@ import Logging
             // The reloader notices a change on its own and swaps the rules in.
             var configuration = RulesReloader.Configuration()
             configuration.pollInterval = .milliseconds(50)
-            configuration.reloadOnSIGHUP = false
             let reloader = RulesReloader(path: file, rules: db.rules, configuration: configuration, logger: .init(label: "test"))
             let task = Task { try await reloader.run() }
             defer { task.cancel() }

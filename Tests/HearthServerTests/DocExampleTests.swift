@@ -10,7 +10,7 @@ import Testing
     /// Every markdown file with examples to run.
     static let files = [
         "README.md", "docs/api.md", "docs/rules.md", "docs/testing.md", "docs/porting.md",
-        "docs/apps/blue-avalanche.md", "docs/apps/comeover.md", "docs/apps/letter.md", "docs/apps/prolific.md",
+        "docs/apps/blue-avalanche.md", "docs/apps/comeover.md", "docs/apps/letter.md", "docs/apps/prolific.md", "docs/browsers.md",
     ]
 
     /// Every markdown file of the documentation.
