@@ -92,9 +92,6 @@ extension Database {
         if case .file(let file) = operation, let outcome = try await performFileInTask(file, as: identity) {
             return .file(outcome)
         }
-        if case .file(.thumbnail(let path, let token, let size)) = operation {
-            return .file(.read(try await thumbnail(path, token: token, size: size, identity: identity)))
-        }
         return try await withCheckedThrowingContinuation { continuation in
             perform(operation, as: identity) { continuation.resume(with: $0) }
         }

@@ -7,7 +7,8 @@ import HearthRules
 /// by a put of the upload's bytes (`performFile(.put)`, the same operation as `PUT /v1/files`), which
 /// decides the rules again with the real size.
 extension Database {
-    /// The file operations that run in the caller's task; nil for the others.
+    /// The file operations that run in the caller's task (a put, an upload's calls, a thumbnail); nil for the
+    /// others.
     func performFileInTask(_ operation: FileOperation, as identity: Identity) async throws -> FileOutcome? {
         switch operation {
         case .put(let upload): return .written(try await put(upload, as: identity))
@@ -17,6 +18,8 @@ extension Database {
         case .cancelUpload(let id):
             try await cancelUpload(id, as: identity)
             return .deleted(existed: true)
+        case .thumbnail(let path, let token, let size):
+            return .read(try await thumbnail(path, token: token, size: size, identity: identity))
         case .get, .update, .delete, .list: return nil
         }
     }
