@@ -35,9 +35,11 @@ public func buildApplication(
                                                     "field overrides": "\(storageConfiguration.fieldOverrides.count)"])
     }
     let rulesProgram = try compileRules(configuration)
+    let functionsFile = try loadFunctions(configuration)
     let storage = try StorageBackend.open(storageConfiguration, logger: logger)
     let database = Database(storage: storage.documents, logger: logger)
     let rulesReloader = installRules(rulesProgram, configuration, into: database.rules, logger: logger)
+    let functionServices = installFunctions(functionsFile, configuration, into: database, logger: logger)
     let adminKey = try AdminKey.loadOrCreate(dataDirectory: configuration.storage.dataDirectory, configured: configuration.adminKey)
     let metrics = ServerMetrics()
     let accounts = try AccountsAssembly(configuration: configuration, storage: storage, logger: logger)
@@ -56,6 +58,7 @@ public func buildApplication(
     FileRoutes(database: database, api: FileAPI(maxFileSize: configuration.maxFileSize)).register(on: router)
     accounts.register(on: router, configuration: configuration)
     AdminFixtureRoutes(database: database, auth: accounts.auth).register(on: router)
+    FunctionRoutes(database: database).register(on: router)
     let feed = ChangeFeed(database: database, configuration: configuration.listen,
                           revocations: accounts.auth.revocations,
                           identities: { [auth = accounts.auth] session in
@@ -114,6 +117,7 @@ public func buildApplication(
     )
     app.addServices(StorageService(storage: storage.documents, logger: logger))
     if let rulesReloader { app.addServices(rulesReloader) }
+    app.addServices(functionServices)
     // After the store's service: shutdown runs in reverse, so these stop before the store closes.
     app.addServices(accounts.services)
     // The feed after the application: a group stops its services in reverse, so listeners are closed (with

@@ -43,6 +43,10 @@ public struct ServerConfiguration: Sendable {
     public var outboxInterval: Duration = .seconds(1)
     /// SMTP delivery of the outbox; nil writes it to the development mailbox, `DATA/outbox.ndjson`.
     public var mail: MailSettings?
+    /// The functions file (endpoints and triggers, docs/functions.md); reloaded like the rules file.
+    public var functionsFile: String?
+    /// How function events are delivered.
+    public var functions = FunctionsSettings()
     /// Time between sweeps of ended sessions and expired one-time tokens.
     public var sweepInterval: Duration = .seconds(600)
     /// Whether throttles take the client address from `X-Forwarded-For` (its last entry) instead of the
