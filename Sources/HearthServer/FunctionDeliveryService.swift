@@ -22,7 +22,8 @@ struct FunctionDeliveryService: Service {
 
     func run() async {
         var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(10))
+        // A refused connection is tried again by the client's pool until the connect timeout: no longer than an answer may take.
+        configuration.timeout = .init(connect: .nanoseconds(Int64(min(settings.timeout, .seconds(10)).inSeconds * 1e9)))
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, settings.concurrencyPerEndpoint)
         configuration.redirectConfiguration = .disallow
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)

@@ -1,6 +1,8 @@
 import Foundation
 import HearthCore
 import HearthEngine
+import HearthTesting
+import Logging
 import Testing
 
 /// The functions file: what it accepts, and every mistake named by its place.
@@ -127,5 +129,41 @@ import Testing
         let signature = WebhookSignature.sign(id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1614265330,
                                               body: Array(#"{"test": 2432232314}"#.utf8), key: key)
         #expect(signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
+    }
+}
+
+/// The functions file in force follows the file: a reload swaps it in, a broken file keeps the old one.
+@Suite struct FunctionsReloadTests {
+    static func text(trigger: String) -> String {
+        """
+        {"endpoints": {"app": {"url": "http://127.0.0.1:9/", "secret": "\(FunctionsFileTests.secret)"}},
+         "triggers": [{"name": "\(trigger)", "on": "user.created", "endpoint": "app"}]}
+        """
+    }
+
+    @Test func aBrokenFileKeepsTheOldOneAndAChangeIsPickedUp() async throws {
+        let path = TestServer.temporaryDirectory() + "/functions.json"
+        try Self.text(trigger: "first").write(toFile: path, atomically: true, encoding: .utf8)
+        let functions = FunctionsInForce()
+        try functions.load(file: path)
+        try #"{"endpoints": {}, "triggers": [{"name": "x", "on": "user.created", "endpoint": "app"}]}"#
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: HearthError.self) { try functions.load(file: path) }
+        #expect(functions.file?.triggers.map(\.name) == ["first"])
+
+        var configuration = FileReloader.Configuration()
+        configuration.pollInterval = .milliseconds(50)
+        configuration.reloadOnSIGHUP = false
+        let reloader = FileReloader(path: path, what: "functions", configuration: configuration, logger: .init(label: "test")) {
+            try functions.load(file: $0)
+        }
+        let task = Task { try await reloader.run() }
+        defer { task.cancel() }
+        try await Task.sleep(for: .milliseconds(200))
+        try Self.text(trigger: "second").write(toFile: path, atomically: true, encoding: .utf8)
+        for _ in 0..<200 where functions.file?.triggers.first?.name != "second" {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(functions.file?.triggers.map(\.name) == ["second"])
     }
 }

@@ -32,12 +32,13 @@ import Testing
     }
 
     /// Runs `body` with a receiver and a server whose functions file points at it.
-    static func with<T>(_ body: (WebhookTestReceiver, TestServer, HearthClient) async throws -> T) async throws -> T {
+    static func with<T>(_ body: (WebhookTestReceiver, TestServer, HearthClient) async throws -> T,
+                        configure more: (inout ServerConfiguration) -> Void = { _ in }) async throws -> T {
         let secret = Self.secret()
         let receiver = try await WebhookTestReceiver.start(secret: secret)
         do {
             let file = try Self.functionsFile(url: receiver.url, secret: secret)
-            let result = try await TestServer.with(configure: Self.configure(file)) { server, client in
+            let result = try await TestServer.with(configure: { Self.configure(file)(&$0); more(&$0) }) { server, client in
                 try await body(receiver, server, client)
             }
             await receiver.stop()
@@ -163,6 +164,32 @@ import Testing
             throw error
         }
         await receiver.stop()
+    }
+
+    @Test func aRefusedConnectionIsRetriedUntilTheMaximumAgeThenDead() async throws {
+        let unreachable = try UnreachablePort()
+        let file = try Self.functionsFile(url: "http://127.0.0.1:\(unreachable.port)/hooks", secret: Self.secret())
+        try await TestServer.with(configure: { configuration in
+            Self.configure(file)(&configuration)
+            configuration.functions.retry.maxAge = .seconds(3)
+            configuration.functions.timeout = .seconds(1)
+        }) { _, client in
+            #expect(try await client.put("/v1/docs/posts/p1", "{}").status == 200)
+            let dead = try await Self.waitForEvents(client, "dead") { $0.count == 1 }
+            let reason = dead[0]["lastError"]?.stringValue ?? ""
+            #expect(reason.hasPrefix("connection refused (gave up after"), "\(reason)")
+            if case .int(let attempts)? = dead[0]["attempts"] { #expect(attempts >= 2) } else { Issue.record("no attempts") }
+        }
+    }
+
+    @Test func anEndpointThatAnswersTooLateIsRetried() async throws {
+        try await Self.with { receiver, server, client in
+            try receiver.answer([.init(status: 200, delay: 3)], then: .init(status: 200))
+            #expect(try await client.put("/v1/docs/posts/p1", "{}").status == 200)
+            let requests = try await receiver.waitForRequests(2)
+            #expect(requests[0].id == requests[1].id)
+            _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
+        } configure: { $0.functions.timeout = .milliseconds(500) }
     }
 
     @Test func checkNamesTheMistakeAndItsPlace() async throws {
