@@ -39,9 +39,9 @@ public func buildApplication(
     let storage = try StorageBackend.open(storageConfiguration, logger: logger)
     let database = Database(storage: storage.documents, logger: logger)
     let rulesReloader = installRules(rulesProgram, configuration, into: database.rules, logger: logger)
-    let functionServices = installFunctions(functionsFile, configuration, into: database, logger: logger)
     let adminKey = try AdminKey.loadOrCreate(dataDirectory: configuration.storage.dataDirectory, configured: configuration.adminKey)
     let metrics = ServerMetrics()
+    let functionServices = installFunctions(functionsFile, configuration, into: database, metrics: metrics, logger: logger)
     let accounts = try AccountsAssembly(configuration: configuration, storage: storage, logger: logger)
 
     let router = Router(context: HearthRequestContext.self)

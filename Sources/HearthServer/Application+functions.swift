@@ -13,7 +13,7 @@ func loadFunctions(_ configuration: ServerConfiguration) throws(HearthError) -> 
 /// Puts the functions file in force and returns the services that keep it in step with the file and deliver
 /// its events. Delivery runs whenever a file is configured, so events queued before a restart go out.
 func installFunctions(_ file: FunctionsFile?, _ configuration: ServerConfiguration, into database: Database,
-                      logger: Logger) -> [any Service] {
+                      metrics: ServerMetrics, logger: Logger) -> [any Service] {
     database.functions.install(file)
     guard let path = configuration.functionsFile, let file else { return [] }
     logger.info("functions loaded", metadata: ["file": "\(path)", "endpoints": "\(file.endpoints.count)",
@@ -30,6 +30,7 @@ func installFunctions(_ file: FunctionsFile?, _ configuration: ServerConfigurati
         FileReloader(path: path, what: "functions", configuration: reloader, logger: logger) { path in
             try database.functions.load(file: path)
         },
-        FunctionDeliveryService(database: database, settings: configuration.functions, wakeup: wakeup, logger: logger),
+        FunctionDeliveryService(database: database, settings: configuration.functions, wakeup: wakeup, metrics: metrics,
+                                logger: logger),
     ]
 }

@@ -6,6 +6,7 @@ import HearthMail
 import Logging
 import NIOCore
 import NIOHTTP1
+import Prometheus
 import ServiceLifecycle
 
 /// Delivers function events by Standard Webhooks: reads the events due a page at a time (never the whole
@@ -18,6 +19,7 @@ struct FunctionDeliveryService: Service {
     let database: Database
     let settings: FunctionsSettings
     let wakeup: FunctionsWakeup
+    let metrics: ServerMetrics
     let logger: Logger
 
     func run() async {
@@ -56,6 +58,7 @@ struct FunctionDeliveryService: Service {
     /// One attempt at one event, and its outcome recorded.
     func deliver(_ event: FunctionEventRecord, _ client: HTTPClient) async {
         let attempts = event.attempts + 1
+        metrics.functionAttempts.increment()
         guard let endpoint = database.functions.file?.endpoints[event.endpoint] else {
             return await record(event, attempts: attempts,
                                 failure: "the endpoint '\(event.endpoint)' is no longer in the functions file", permanent: true)
@@ -92,6 +95,8 @@ struct FunctionDeliveryService: Service {
         }
         do {
             _ = try await database.perform(.functions(.delivered(id: event.id, writes: writes)), as: .admin)
+            metrics.functionDelivered.increment()
+            metrics.functionDeliveryLatency.record(.microseconds(max(0, Timestamp.now().microseconds - event.createdAt.microseconds)))
             logger.debug("function event delivered", metadata: ["id": "\(event.id)", "endpoint": "\(event.endpoint)",
                                                                  "attempts": "\(attempts)", "writes": "\(writes.count)"])
         } catch let error as HearthError where error.code != .internal && error.code != .unavailable {
@@ -131,6 +136,7 @@ struct FunctionDeliveryService: Service {
             return
         }
         if dead {
+            metrics.functionDead.increment()
             logger.error("function event dead; retry it with POST /v1/functions/events/{id}/retry", metadata: [
                 "id": "\(event.id)", "endpoint": "\(event.endpoint)", "attempts": "\(attempts)", "reason": "\(reason)"])
         } else {

@@ -110,6 +110,8 @@ import Testing
             _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
             #expect(try await client.get("/v1/docs/counters/posts").json?["data"]?["n"] == .int(2))
             #expect(receiver.received().count == 2)
+            let metrics = try await client.get("/metrics").text
+            #expect(metrics.contains("hearth_function_delivered_total 2") && metrics.contains("hearth_function_attempts_total 2"))
         }
     }
 
@@ -179,6 +181,7 @@ import Testing
             let reason = dead[0]["lastError"]?.stringValue ?? ""
             #expect(reason.hasPrefix("connection refused (gave up after"), "\(reason)")
             if case .int(let attempts)? = dead[0]["attempts"] { #expect(attempts >= 2) } else { Issue.record("no attempts") }
+            #expect(try await client.get("/metrics").text.contains("hearth_function_dead_total 1"))
         }
     }
 
@@ -190,6 +193,47 @@ import Testing
             #expect(requests[0].id == requests[1].id)
             _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
         } configure: { $0.functions.timeout = .milliseconds(500) }
+    }
+
+    /// An endpoint that holds every request gets no more than its share in flight, and another endpoint's
+    /// events go out meanwhile.
+    @Test func aSlowEndpointHoldsUpNoOther() async throws {
+        let (slowSecret, fastSecret) = (Self.secret(), Self.secret())
+        let slow = try await WebhookTestReceiver.start(secret: slowSecret)
+        let fast = try await WebhookTestReceiver.start(secret: fastSecret)
+        do {
+            try await Self.slowAndFast(slow, slowSecret, fast, fastSecret)
+        } catch {
+            await slow.stop()
+            await fast.stop()
+            throw error
+        }
+        await slow.stop()
+        await fast.stop()
+    }
+
+    static func slowAndFast(_ slow: WebhookTestReceiver, _ slowSecret: String, _ fast: WebhookTestReceiver,
+                            _ fastSecret: String) async throws {
+        try slow.answer([], then: .init(status: 200, delay: 25))
+        let path = TestServer.temporaryDirectory() + "/functions.json"
+        try """
+            {"endpoints": {"slow": {"url": "\(slow.url)", "secret": "\(slowSecret)"}, "fast": {"url": "\(fast.url)", "secret": "\(fastSecret)"}},
+             "triggers": [{"name": "post", "on": "document.created", "path": "posts/{p}", "endpoint": "slow"},
+                          {"name": "note", "on": "document.created", "path": "notes/{n}", "endpoint": "fast"}]}
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        try await TestServer.with(configure: { configuration in
+            Self.configure(path)(&configuration)
+            configuration.functions.concurrencyPerEndpoint = 3
+            configuration.functions.timeout = .seconds(60)
+        }) { _, client in
+            for i in 0..<6 { #expect(try await client.put("/v1/docs/posts/p\(i)", "{}").status == 200) }
+            _ = try await slow.waitForRequests(3)
+            #expect(try await client.put("/v1/docs/notes/n1", "{}").status == 200)
+            let notes = try await fast.waitForRequests(1)
+            #expect(notes.first?.json["name"]?.stringValue == "note" && notes.first?.verified == true)
+            // The slow endpoint's three answers are still to come, and no fourth request was sent meanwhile.
+            #expect(slow.received().count == 3)
+        }
     }
 
     @Test func checkNamesTheMistakeAndItsPlace() async throws {
