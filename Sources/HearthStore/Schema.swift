@@ -244,6 +244,7 @@ enum Schema {
             last_error TEXT,
             dead_at INTEGER
         );
+        CREATE INDEX function_events_pending ON function_events(seq, next_attempt_at) WHERE dead_at IS NULL;
         CREATE INDEX function_events_by_key ON function_events(ordering_key, seq) WHERE dead_at IS NULL;
         CREATE INDEX function_events_dead ON function_events(seq) WHERE dead_at IS NOT NULL;
         """,

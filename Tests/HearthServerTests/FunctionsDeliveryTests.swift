@@ -236,6 +236,22 @@ import Testing
         }
     }
 
+    /// A broken functions file or delivery setting stops `hearth serve` at start, naming it.
+    @Test(arguments: [
+        ("{\"endpoints\": {}, \"triggers\": [{\"name\": \"a\", \"on\": \"user.created\", \"endpoint\": \"x\"}]}", [String](),
+         "triggers[0].endpoint: unknown endpoint 'x' (the file declares none)"),
+        ("{\"endpoints\": {}}", ["--functions-retry-delay", "0"], "functionsRetryDelay must be seconds from 0.01 to 86400, got 0"),
+        ("{\"endpoints\": {}}", ["--functions-timeout", "4000"], "functionsTimeout must be seconds from 0.1 to 3600, got 4000"),
+    ])
+    func badFunctionsSettingsStopTheStart(file: String, arguments: [String], message: String) async throws {
+        let folder = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try file.write(toFile: folder + "/functions.json", atomically: true, encoding: .utf8)
+        let (status, output) = try await HearthCLI.run(["serve", "--port", "0", "--data", folder + "/data",
+                                                        "--functions", folder + "/functions.json"] + arguments)
+        #expect(status != 0 && output.contains(message), "\(output)")
+    }
+
     @Test func checkNamesTheMistakeAndItsPlace() async throws {
         let path = TestServer.temporaryDirectory() + "/functions.json"
         try #"{"endpoints": {}, "triggers": [{"name": "a", "on": "user.created", "endpoint": "x"}]}"#
