@@ -4,7 +4,7 @@ import HearthCore
 /// `*`, numbers, ranges `a-b`, steps `*/n` and `a-b/n`, lists `a,b`, and month and day names (`JAN`, `MON`);
 /// 0 and 7 both mean Sunday. When both day fields are restricted, a day matching either one matches.
 public struct CronExpression: Sendable, Equatable, CustomStringConvertible {
-    /// The allowed values of each field, in order.
+    /// The allowed values of each field, in order (weekdays 0-6, Sunday 0).
     public let minutes: Set<Int>, hours: Set<Int>, days: Set<Int>, months: Set<Int>, weekdays: Set<Int>
     /// Whether the day-of-month and day-of-week fields were `*` (crontab's rule for combining them).
     public let anyDay: Bool, anyWeekday: Bool

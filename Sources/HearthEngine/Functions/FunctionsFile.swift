@@ -7,6 +7,7 @@ import HearthCore
 public struct FunctionsFile: Sendable {
     /// Where events go.
     public struct Endpoint: Sendable {
+        /// Its name in the file.
         public let name: String
         /// An `http` or `https` URL.
         public let url: URL
@@ -18,6 +19,7 @@ public struct FunctionsFile: Sendable {
 
     /// What a trigger fires on.
     public enum Event: String, Sendable, CaseIterable {
+        /// The values of `on`, as written in the file.
         case documentCreated = "document.created", documentUpdated = "document.updated"
         case documentDeleted = "document.deleted", documentWritten = "document.written"
         case userCreated = "user.created", userDeleted = "user.deleted"
@@ -29,32 +31,47 @@ public struct FunctionsFile: Sendable {
 
     /// A trigger: an event on a path, sent to an endpoint.
     public struct Trigger: Sendable {
+        /// Its name, sent as the event's `name`.
         public let name: String
+        /// What it fires on.
         public let on: Event
         /// The documents or files it watches (nil for user triggers).
         public let path: PathPattern?
+        /// The endpoint its events go to.
         public let endpoint: String
     }
 
     /// A schedule: a cron expression in a time zone.
     public struct Schedule: Sendable {
+        /// Its name.
         public let name: String
+        /// When it fires, in `timeZone`.
         public let cron: CronExpression
+        /// The time zone the expression reads in.
         public let timeZone: TimeZone
+        /// The endpoint its events go to.
         public let endpoint: String
     }
 
     /// A timer: fires when the timestamp in `field` of a matching document passes.
     public struct Timer: Sendable {
+        /// Its name.
         public let name: String
+        /// The documents it watches.
         public let path: PathPattern
+        /// The timestamp field whose time fires it.
         public let field: FieldPath
+        /// The endpoint its events go to.
         public let endpoint: String
     }
 
+    /// The endpoints, by name.
     public let endpoints: [String: Endpoint]
+    /// The triggers, in the file's order.
     public let triggers: [Trigger]
+    /// The schedules, in the file's order.
     public let schedules: [Schedule]
+    /// The timers, in the file's order.
     public let timers: [Timer]
 
     /// The shortest and longest signing keys, in bytes (the Standard Webhooks specification's bounds).

@@ -5,7 +5,9 @@ import HearthCore
 public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
     /// One segment of the pattern.
     public enum Segment: Sendable, Equatable {
+        /// A segment that must be equal.
         case literal(String)
+        /// `{name}`: any one segment, bound to `name`.
         case wildcard(String)
     }
 
