@@ -70,6 +70,8 @@ extension Database {
                 read(placement, { try $0.collectionIDs(under: parent) }) { completion($0.map(Outcome.collectionIDs)) }
             case .file(let fileOperation):
                 performFile(fileOperation, as: identity, placement: placement, completion: completion)
+            case .functions(let functionsOperation):
+                try performFunctions(functionsOperation, as: identity, completion: completion)
             case .documentsBelow(let prefix, let after, let limit):
                 guard identity.isAdmin else {
                     throw rules.dev ? HearthError.permissionDenied("Missing or insufficient permissions: reading every document below a path takes the admin key.")

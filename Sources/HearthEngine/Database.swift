@@ -18,6 +18,8 @@ public final class Database: Sendable {
     public let transactions: TransactionRegistry
     /// The security rules in force; swapped atomically on reload.
     public let rules = RulesInForce()
+    /// The functions file in force, whose document triggers each commit matches; swapped atomically on reload.
+    public let functions = FunctionsInForce()
     let logger: Logger
 
     /// Opens the engine over a storage.
@@ -68,7 +70,7 @@ public final class Database: Sendable {
                     }
                 }
             }
-            return try Self.apply(writes, commitTime: commitTime, in: context, stored: stored)
+            return try Self.apply(writes, commitTime: commitTime, in: context, stored: stored, triggers: self.functions.file)
         }
     }
 
@@ -86,7 +88,7 @@ public final class Database: Sendable {
                 try self.authorizeRecursiveDelete(writes.map(\.path), commitTime: commitTime, identity: identity,
                                                   program: program, context: context)
             }
-            return try Self.apply(writes, commitTime: commitTime, in: context)
+            return try Self.apply(writes, commitTime: commitTime, in: context, triggers: self.functions.file)
         }
     }
 
@@ -94,8 +96,9 @@ public final class Database: Sendable {
     /// stored change.
     /// `stored` holds documents already read in this transaction (nil when missing), which need no new read.
     /// `prepared[k]`, when there, holds the stored forms of `writes[k].fields` (`DocumentStorage.prepare`).
+    /// The events of `triggers` that the changes cause are queued in the same transaction.
     static func apply(_ writes: [Write], prepared: [PreparedFields?] = [], commitTime: Timestamp, in context: any DocumentWriter,
-                      stored: [DocumentPath: Document?] = [:]) throws -> CommitResult {
+                      stored: [DocumentPath: Document?] = [:], triggers: FunctionsFile? = nil) throws -> CommitResult {
         // One slot per document the writes touch, found with one hash lookup per write: a commit of thousands of
         // writes (an import's batch) otherwise spends much of its time hashing and comparing paths.
         var slotOf: [DocumentPath: Int] = [:]
@@ -147,6 +150,14 @@ public final class Database: Sendable {
             case .deleted?, nil:
                 try context.delete(slots[i].path, previous: slots[i].read?.fields, commitTime: commitTime)
             }
+        }
+        if let triggers, triggers.watchesDocuments {
+            var events: [FunctionEventRecord] = []
+            for i in order {
+                events += triggers.documentEvents(path: slots[i].path, before: slots[i].read, after: slots[i].current,
+                                                  commitTime: commitTime, makeID: FunctionsFile.makeEventID)
+            }
+            if !events.isEmpty { try context.addFunctionEvents(events) }
         }
         return CommitResult(writeResults: results, commitTime: commitTime)
     }

@@ -28,12 +28,15 @@ public enum DatabaseOperation: Sendable {
     /// empty for the whole database), at any depth, in path order, after `after`: what Firestore's kindless
     /// queries read (a recursive delete's). No rule decides such a read, so it takes the admin key.
     case documentsBelow(prefix: [String], after: DocumentPath?, limit: Int)
+    /// An operation on the queue of function events (admin only).
+    case functions(FunctionsOperation)
 
     /// Whether it writes (runs on the writer thread whatever the placement).
     public var writes: Bool {
         switch self {
         case .commit, .deleteRecursive: return true
         case .file(let operation): return operation.writes
+        case .functions(let operation): return operation.writes
         default: return false
         }
     }
@@ -59,6 +62,8 @@ public enum Outcome: Sendable {
     case done
     /// What a file operation came to.
     case file(FileOutcome)
+    /// Function events read.
+    case functionEvents([FunctionEventRecord])
 }
 
 /// Where an operation's reads may run.

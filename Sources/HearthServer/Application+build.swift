@@ -38,11 +38,13 @@ public func buildApplication(
     let accountMail = try AccountsAssembly.accountMail(configuration, logger: logger)
     // A certificate that does not load stops the server before it opens anything, with the file named.
     let tls = try configuration.tls.map { files throws(TLSStartupError) in try ServerTLS(files: files) }
+    let functionsFile = try loadFunctions(configuration)
     let storage = try StorageBackend.open(storageConfiguration, logger: logger)
     let database = Database(storage: storage.documents, logger: logger)
     let rulesReloader = installRules(rulesProgram, configuration, into: database.rules, logger: logger)
     let adminKey = try AdminKey.loadOrCreate(dataDirectory: configuration.storage.dataDirectory, configured: configuration.adminKey)
     let metrics = ServerMetrics()
+    let functions = installFunctions(functionsFile, configuration, into: database, metrics: metrics, logger: logger)
     let accounts = try AccountsAssembly(configuration: configuration, storage: storage, accountMail: accountMail,
                                          logger: logger)
 
@@ -63,6 +65,7 @@ public func buildApplication(
                                                  lifetime: configuration.uploadLifetime)).register(on: router)
     accounts.register(on: router, configuration: configuration)
     AdminFixtureRoutes(database: database, auth: accounts.auth).register(on: router)
+    FunctionRoutes(database: database).register(on: router)
     let feed = ChangeFeed(database: database, configuration: configuration.listen,
                           revocations: accounts.auth.revocations,
                           identities: { [auth = accounts.auth] session in
@@ -123,9 +126,11 @@ public func buildApplication(
     app.addServices(StorageService(storage: storage.documents, logger: logger))
     app.addServices(UploadSweeper(database: database, interval: max(.milliseconds(10), configuration.sweepInterval), logger: logger))
     if let rulesReloader { app.addServices(rulesReloader) }
+    app.addServices(functions.all)
     // One listener of SIGHUP for every file it reloads.
     var reloads: [@Sendable () -> Void] = []
     if let rulesReloader { reloads.append(rulesReloader.hangUp) }
+    if let reloader = functions.reloader { reloads.append(reloader.hangUp) }
     if let tls { reloads.append { [logger] in tls.reload(reason: "SIGHUP", logger: logger) } }
     if !reloads.isEmpty { app.addServices(HangUpReloads(reloads)) }
     // After the store's service: shutdown runs in reverse, so these stop before the store closes.

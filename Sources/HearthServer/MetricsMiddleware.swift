@@ -16,6 +16,10 @@ public final class ServerMetrics: Sendable {
     let inlineWrites: Counter
     let readDecisionsHeld: Gauge
     let readDecisionsReused: Gauge
+    let functionAttempts: Counter
+    let functionDelivered: Counter
+    let functionDead: Counter
+    let functionDeliveryLatency: DurationHistogram
     static let buckets: [Duration] = [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -41,6 +45,13 @@ public final class ServerMetrics: Sendable {
             "Rules decisions of document reads kept for reuse by the rules in force")
         readDecisionsReused = registry.gauge("hearth_rules_read_decisions_reused",
             "Document reads decided by a kept decision since the rules in force were loaded")
+        functionAttempts = registry.counter("hearth_function_attempts", "Attempts to deliver function events, whatever their outcome")
+        functionDelivered = registry.counter("hearth_function_delivered", "Function events acknowledged by their endpoint")
+        functionDead = registry.counter("hearth_function_dead", "Function events given up on (dead)")
+        functionDeliveryLatency = registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(metricName: "hearth_function_delivery_latency", unitName: "seconds",
+                                             helpText: "Time from the commit that recorded a function event to its acknowledgement"),
+            buckets: Self.buckets + [.seconds(10), .seconds(60), .seconds(600), .seconds(3600), .seconds(86_400)])
     }
 
     private nonisolated(unsafe) var scannedReported = 0

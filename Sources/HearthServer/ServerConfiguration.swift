@@ -51,6 +51,10 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: String?
     /// The app's name as the account messages and pages show it.
     public var appName = "Hearth"
+    /// The functions file (endpoints and triggers, docs/functions.md); reloaded like the rules file.
+    public var functionsFile: String?
+    /// How function events are delivered.
+    public var functions = FunctionsSettings()
     /// Time between sweeps of ended sessions and expired one-time tokens.
     public var sweepInterval: Duration = .seconds(600)
     /// Whether throttles take the client address from `X-Forwarded-For` (its last entry) instead of the

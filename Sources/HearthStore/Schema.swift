@@ -227,6 +227,27 @@ enum Schema {
         ALTER TABLE auth_outbox ADD COLUMN dead_at INTEGER;
         CREATE INDEX auth_outbox_due ON auth_outbox(dead_at, next_attempt_at, seq);
         """,
+        // Events for function endpoints (`FunctionEventRecord`), each inserted in the commit of the change that
+        // caused it and deleted in the commit that records its delivery; a dead one stays, with its reason.
+        // Events of one ordering key are delivered one at a time in `seq` order.
+        """
+        CREATE TABLE function_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            endpoint TEXT NOT NULL,
+            ordering_key TEXT NOT NULL,
+            body BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            queued_at INTEGER NOT NULL,
+            attempts INTEGER NOT NULL,
+            next_attempt_at INTEGER NOT NULL,
+            last_error TEXT,
+            dead_at INTEGER
+        );
+        CREATE INDEX function_events_pending ON function_events(seq, next_attempt_at) WHERE dead_at IS NULL;
+        CREATE INDEX function_events_by_key ON function_events(ordering_key, seq) WHERE dead_at IS NULL;
+        CREATE INDEX function_events_dead ON function_events(seq) WHERE dead_at IS NOT NULL;
+        """,
     ]
 
     /// The schema version that created the field index.

@@ -128,17 +128,7 @@ public final class SMTPTestServer: @unchecked Sendable {
 
     /// The Python that has aiosmtpd, or an error saying how to install it.
     static func python() throws -> String {
-        var candidates: [String] = []
-        if let configured = ProcessInfo.processInfo.environment["HEARTH_PEER_PYTHON"] { candidates.append(configured) }
-        candidates += [Harness.projectFile(".build/peers-venv/bin/python"), "/usr/bin/python3"]
-        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
-            let probe = try ChildProcess(path: candidate, arguments: ["-c", "import aiosmtpd"])
-            if probe.waitUntilExit() == 0 { return candidate }
-        }
-        throw ServerProcessError(message: """
-            the SMTP end-to-end tests need aiosmtpd (a real SMTP server, from PyPI): run `bash Tests/peers/install.sh` \
-            (it makes .build/peers-venv) or `pip install aiosmtpd`, or set HEARTH_PEER_PYTHON to a Python that has it
-            """)
+        try PeerPython.find(module: "aiosmtpd", purpose: "the SMTP end-to-end tests need aiosmtpd (a real SMTP server, from PyPI)")
     }
 
     /// A self-signed certificate for 127.0.0.1 and localhost, made with `openssl`.

@@ -35,6 +35,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup(title: "Accounts") var accounts: AuthOptions
     @OptionGroup(title: "Connections") var connections: ConnectionOptions
     @OptionGroup(title: "Email") var mail: MailOptions
+    @OptionGroup(title: "Functions") var functions: FunctionsOptions
     @Option(help: "A fixture file whose documents are stored at start (documents already equal are left alone).") var fixtures: String?
     @Option(help: "Start a seed app (blue-avalanche, letter, prolific, comeover) with its rules and data in a temporary data folder.") var demo: String?
 
@@ -89,6 +90,7 @@ struct Serve: AsyncParsableCommand {
         try accounts.apply(to: &configuration, sources: sources)
         try connections.apply(to: &configuration, sources: sources)
         try mail.apply(to: &configuration, sources: sources)
+        try functions.apply(to: &configuration, sources: sources)
         let startup = try prepareFixtures(&configuration)
         defer { startup.cleanUp() }
 

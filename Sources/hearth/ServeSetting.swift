@@ -103,13 +103,21 @@ extension ServeSetting {
     static let publicUrl = ServeSetting("publicUrl", value: "URL",
         "Where people reach this server, the start of the links in account messages, as https://hearth.example.com (default: http://HOST:PORT it listens on).")
     static let appName = ServeSetting("appName", value: "text", "The app's name in account messages and pages (default Hearth).")
+    static let functions = ServeSetting("functions", value: "file",
+        "Functions file: endpoints, and the triggers whose events are sent to them as signed webhooks (docs/functions.md); reloaded when it changes or on SIGHUP (default: none).")
+    static let functionsRetryDelay = ServeSetting("functionsRetryDelay", value: "seconds",
+        "Delay before a failed function event is tried again, doubling with each attempt up to an hour (default 5).")
+    static let functionsMaxAge = ServeSetting("functionsMaxAge", value: "seconds",
+        "Age after which a function event that keeps failing is dead instead of tried again (default 86400, 24 hours).")
+    static let functionsTimeout = ServeSetting("functionsTimeout", value: "seconds",
+        "Seconds a function endpoint may take to answer before the attempt counts as failed (default 30).")
 
     /// Every setting, in the order the reference lists them.
     static let all: [ServeSetting] = [
         data, host, port, grpcPort, adminKey, metricsKey, synchronous, logLevel, autoIds, rules, indexes, dev, indexWrites,
         argon2Memory, argon2Iterations, argon2Parallelism, accessTokenLifetime, refreshTokenLifetime, trustForwardedFor,
         idleTimeout, requestHeadTimeout, requestBodyTimeout, corsOrigin, tlsCert, tlsKey, maxFileSize, smtpUrl, mailFrom, smtpCaFile,
-        mailTemplates, publicUrl, appName,
+        mailTemplates, publicUrl, appName, functions, functionsRetryDelay, functionsMaxAge, functionsTimeout,
     ]
 
     /// Where settings come from, in order: flags, then `HEARTH_*` variables, then the config file.

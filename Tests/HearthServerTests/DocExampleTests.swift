@@ -9,7 +9,7 @@ import Testing
 @Suite(.serialized) struct DocExampleTests {
     /// Every markdown file with examples to run.
     static let files = [
-        "README.md", "docs/api.md", "docs/rules.md", "docs/testing.md", "docs/porting.md",
+        "README.md", "docs/api.md", "docs/rules.md", "docs/testing.md", "docs/porting.md", "docs/functions.md",
         "docs/apps/blue-avalanche.md", "docs/apps/comeover.md", "docs/apps/letter.md", "docs/apps/prolific.md", "docs/browsers.md",
     ]
 

@@ -36,4 +36,11 @@ public protocol DocumentReader {
     func files(prefix: String, from start: [UInt8]?, inclusive: Bool, limit: Int) throws -> [StoredFile]
     /// Whether any stored object names the bytes with this SHA-256.
     func fileBlobNamed(_ sha256: [UInt8]) throws -> Bool
+    /// Up to `limit` pending function events due at `now`, each the first pending one of its ordering key, in
+    /// sequence order, skipping the sequences in `skipping` (those in flight).
+    func dueFunctionEvents(now: Timestamp, skipping: Set<Int64>, limit: Int) throws -> [FunctionEventRecord]
+    /// Up to `limit` pending (or dead) function events after sequence `after`, in sequence order.
+    func functionEvents(dead: Bool, after: Int64, limit: Int) throws -> [FunctionEventRecord]
+    /// The function event with this id, or nil.
+    func functionEvent(id: String) throws -> FunctionEventRecord?
 }

@@ -25,4 +25,16 @@ public protocol DocumentWriter {
     /// Deletes an object's metadata; returns whether it existed.
     @discardableResult
     func deleteFile(_ path: FilePath) throws -> Bool
+    /// Queues function events in this transaction.
+    func addFunctionEvents(_ events: [FunctionEventRecord]) throws
+    /// Removes a pending function event (delivered); returns whether it was pending.
+    @discardableResult
+    func removePendingFunctionEvent(id: String) throws -> Bool
+    /// Records an attempt's outcome on a pending function event (dead when `deadAt` is set); returns whether it was pending.
+    @discardableResult
+    func recordFunctionEventAttempt(id: String, attempts: Int, nextAttemptAt: Timestamp, lastError: String,
+                                    deadAt: Timestamp?) throws -> Bool
+    /// Makes a dead function event pending again, due and queued at `now`; returns whether it was dead.
+    @discardableResult
+    func requeueDeadFunctionEvent(id: String, now: Timestamp) throws -> Bool
 }

@@ -47,4 +47,14 @@ struct SQLiteDocumentReader: DocumentReader {
     }
 
     func fileBlobNamed(_ sha256: [UInt8]) throws -> Bool { try context.fileBlobNamed(sha256) }
+
+    func dueFunctionEvents(now: Timestamp, skipping: Set<Int64>, limit: Int) throws -> [FunctionEventRecord] {
+        try context.dueFunctionEvents(now: now, skipping: skipping, limit: limit)
+    }
+
+    func functionEvents(dead: Bool, after: Int64, limit: Int) throws -> [FunctionEventRecord] {
+        try context.functionEvents(dead: dead, after: after, limit: limit)
+    }
+
+    func functionEvent(id: String) throws -> FunctionEventRecord? { try context.functionEvent(id: id) }
 }

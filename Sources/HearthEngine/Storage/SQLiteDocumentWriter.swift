@@ -30,4 +30,21 @@ struct SQLiteDocumentWriter: DocumentWriter {
 
     @discardableResult
     func deleteFile(_ path: FilePath) throws -> Bool { try context.deleteFile(path) }
+
+    func addFunctionEvents(_ events: [FunctionEventRecord]) throws { try context.addFunctionEvents(events) }
+
+    @discardableResult
+    func removePendingFunctionEvent(id: String) throws -> Bool { try context.removePendingFunctionEvent(id: id) }
+
+    @discardableResult
+    func recordFunctionEventAttempt(id: String, attempts: Int, nextAttemptAt: Timestamp, lastError: String,
+                                    deadAt: Timestamp?) throws -> Bool {
+        try context.recordFunctionEventAttempt(id: id, attempts: attempts, nextAttemptAt: nextAttemptAt,
+                                               lastError: lastError, deadAt: deadAt)
+    }
+
+    @discardableResult
+    func requeueDeadFunctionEvent(id: String, now: Timestamp) throws -> Bool {
+        try context.requeueDeadFunctionEvent(id: id, now: now)
+    }
 }

@@ -3,11 +3,11 @@ import HearthRules
 import Logging
 import ServiceLifecycle
 
-/// Keeps the rules in force in step with the rules file: reloads it when its modification time or size
-/// changes (polled) and on SIGHUP (`hangUp`, called by `HangUpReloads`). A new file that does not compile leaves the old rules in force, and the
-/// log says why, with every diagnostic and its caret.
-public struct RulesReloader: Service {
-    /// Polling and signal settings.
+/// Keeps what the engine loaded from a file (the rules, the functions) in step with the file: reloads it
+/// when its modification time or size changes (polled) and on SIGHUP (`hangUp`, called by `HangUpReloads`).
+/// A new file that does not load leaves the old one in force, and the log says why.
+public struct FileReloader: Service {
+    /// Polling settings.
     public struct Configuration: Sendable {
         /// Time between two looks at the file.
         public var pollInterval: Duration = .seconds(1)
@@ -16,15 +16,20 @@ public struct RulesReloader: Service {
     }
 
     let path: String
-    let rules: RulesInForce
+    /// What the file holds, for the log ("rules", "functions").
+    let what: String
+    let load: @Sendable (String) throws -> Void
     let configuration: Configuration
     let logger: Logger
     private let watcher: FileStamp.Watcher
 
-    /// Makes a reloader for a rules file already loaded into `rules`.
-    public init(path: String, rules: RulesInForce, configuration: Configuration = .init(), logger: Logger) {
+    /// Makes a reloader for a file already loaded; `load` loads it again and puts it in force, or throws and
+    /// leaves the old one.
+    public init(path: String, what: String, configuration: Configuration = .init(), logger: Logger,
+                load: @escaping @Sendable (String) throws -> Void) {
         self.path = path
-        self.rules = rules
+        self.what = what
+        self.load = load
         self.configuration = configuration
         self.logger = logger
         watcher = FileStamp.Watcher(path: path)
@@ -49,15 +54,26 @@ public struct RulesReloader: Service {
         reload(reason: "SIGHUP")
     }
 
-    /// Compiles the file and swaps it in, or keeps the rules in force and logs why.
+    /// Loads the file and swaps it in, or keeps what is in force and logs why.
     func reload(reason: String) {
         do {
-            try rules.load(file: path)
-            logger.notice("rules reloaded", metadata: ["file": "\(path)", "reason": "\(reason)"])
+            try load(path)
+            logger.notice("\(what) reloaded", metadata: ["file": "\(path)", "reason": "\(reason)"])
         } catch {
-            logger.error("rules not reloaded; the previous rules stay in force",
+            logger.error("\(what) not reloaded; the previous \(what) stay in force",
                          metadata: ["file": "\(path)", "reason": "\(reason)", "error": "\n\(error)"])
         }
+    }
+}
+
+/// The reloader of the rules file: a rules file that does not compile leaves the old rules in force, and the
+/// log gives every diagnostic with its caret.
+public typealias RulesReloader = FileReloader
+
+extension FileReloader {
+    /// Makes a reloader for a rules file already loaded into `rules`.
+    public init(path: String, rules: RulesInForce, configuration: Configuration = .init(), logger: Logger) {
+        self.init(path: path, what: "rules", configuration: configuration, logger: logger) { try rules.load(file: $0) }
     }
 }
 

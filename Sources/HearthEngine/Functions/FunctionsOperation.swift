@@ -1,0 +1,26 @@
+import HearthCore
+
+/// An operation on the queue of function events: what the admin endpoints and the delivery service ask.
+public enum FunctionsOperation: Sendable {
+    /// Up to `limit` pending (or dead) events after sequence `after`, in sequence order.
+    case events(dead: Bool, after: Int64, limit: Int)
+    /// One event by id (nil in the outcome's list when missing).
+    case event(id: String)
+    /// Up to `limit` events due now, each the first pending one of its ordering key, skipping those in flight.
+    case due(skipping: Set<Int64>, limit: Int)
+    /// The event was acknowledged: the answer's writes are committed as the admin in the transaction that
+    /// removes the event, so their effect happens once. Nothing is written when the event is no longer pending.
+    case delivered(id: String, writes: [Write])
+    /// An attempt failed: the event is tried again at `nextAttemptAt`, or is dead (`dead`), with `error`.
+    case failed(id: String, attempts: Int, nextAttemptAt: Timestamp, error: String, dead: Bool)
+    /// A dead event is made pending again, due now.
+    case retry(id: String)
+
+    /// Whether it writes.
+    public var writes: Bool {
+        switch self {
+        case .events, .event, .due: return false
+        case .delivered, .failed, .retry: return true
+        }
+    }
+}

@@ -1,0 +1,14 @@
+import Crypto
+import HearthCore
+
+/// Standard Webhooks signing: `v1,` and the base64 of HMAC-SHA256, keyed with the endpoint's secret, of
+/// `id.timestamp.body`; any Standard Webhooks library verifies it.
+public enum WebhookSignature {
+    /// The `webhook-signature` header's value for an event.
+    public static func sign(id: String, timestamp: Int64, body: [UInt8], key: [UInt8]) -> String {
+        var message = Array("\(id).\(timestamp).".utf8)
+        message += body
+        let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key))
+        return "v1," + Base64.encode(Array(mac))
+    }
+}

@@ -1,0 +1,44 @@
+import HearthCore
+import HearthEngine
+import Logging
+import ServiceLifecycle
+
+/// The functions file named in the configuration, parsed before anything else starts so that a broken file
+/// stops the server with the place of its mistake. Nil when none is configured.
+func loadFunctions(_ configuration: ServerConfiguration) throws(HearthError) -> FunctionsFile? {
+    guard let path = configuration.functionsFile else { return nil }
+    return try FunctionsFile.load(file: path)
+}
+
+/// What keeps the functions file in step with the file (`reloader`, also told of SIGHUP) and delivers its
+/// events (`delivery`).
+struct FunctionServices {
+    var reloader: FileReloader?
+    var delivery: FunctionDeliveryService?
+
+    var all: [any Service] { [reloader as (any Service)?, delivery].compactMap { $0 } }
+}
+
+/// Puts the functions file in force and returns the services that keep it in step with the file and deliver
+/// its events. Delivery runs whenever a file is configured, so events queued before a restart go out.
+func installFunctions(_ file: FunctionsFile?, _ configuration: ServerConfiguration, into database: Database,
+                      metrics: ServerMetrics, logger: Logger) -> FunctionServices {
+    database.functions.install(file)
+    guard let path = configuration.functionsFile, let file else { return FunctionServices() }
+    logger.info("functions loaded", metadata: ["file": "\(path)", "endpoints": "\(file.endpoints.count)",
+                                               "triggers": "\(file.triggers.count)"])
+    if !file.schedules.isEmpty || !file.timers.isEmpty {
+        logger.warning("the functions file declares schedules or timers, which this version does not run yet",
+                       metadata: ["schedules": "\(file.schedules.count)", "timers": "\(file.timers.count)"])
+    }
+    var reloader = FileReloader.Configuration()
+    reloader.pollInterval = configuration.rulesPollInterval
+    let wakeup = FunctionsWakeup()
+    database.storage.add(commitObserver: wakeup)
+    return FunctionServices(
+        reloader: FileReloader(path: path, what: "functions", configuration: reloader, logger: logger) { path in
+            try database.functions.load(file: path)
+        },
+        delivery: FunctionDeliveryService(database: database, settings: configuration.functions, wakeup: wakeup,
+                                          metrics: metrics, logger: logger))
+}
