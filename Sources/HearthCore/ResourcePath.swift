@@ -83,6 +83,13 @@ func hexValue(_ c: UInt8) -> UInt8? {
     }
 }
 
+extension CollectionPath {
+    /// The reserved root collection that holds the documents of other databases than the default one, each
+    /// below `__databases__/{database}` (Firestore's named databases, docs/firestore-compat.md): no path of the
+    /// HTTP API names it, and a collection group over the whole database does not reach into it.
+    public static let namespacesRoot = "__databases__"
+}
+
 /// The path of a document: an even, non-zero number of segments (`users/alice`, `a/b/c/d`).
 public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The path's segments, alternating collection and document ids.

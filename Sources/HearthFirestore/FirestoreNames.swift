@@ -12,7 +12,7 @@ struct FirestoreDatabase: Sendable, Equatable {
     /// The database id of the documents of `/v1/docs`.
     static let defaultID = "(default)"
     /// The root collection that holds the named databases' documents.
-    static let namespaceCollection = "__databases__"
+    static let namespaceCollection = CollectionPath.namespacesRoot
 
     /// The segments every stored path of this database starts with (none for `(default)`).
     var prefix: [String] { database == Self.defaultID ? [] : [Self.namespaceCollection, database] }

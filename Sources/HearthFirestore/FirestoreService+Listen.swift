@@ -8,7 +8,8 @@ import SwiftProtobuf
 /// The bidirectional `Listen` stream over the change feed, as the WebSocket endpoint is: one feed connection per
 /// stream, a target per `add_target`. A target's snapshot goes out as Firestore's watch protocol has it: its
 /// documents as `document_change` or `document_remove`, `CURRENT` after the first, then a global `NO_CHANGE`
-/// with the read time and resume token, the consistent point at which a client shows its view.
+/// with the read time and resume token, the consistent point at which a client shows its view. A resumed target's
+/// first snapshot carries, before `CURRENT`, an existence filter with the count of its documents.
 extension FirestoreService {
     func listen(request: StreamingServerRequest<Google_Firestore_V1_ListenRequest>,
                 context: ServerContext) async throws -> StreamingServerResponse<Google_Firestore_V1_ListenResponse> {
@@ -192,6 +193,11 @@ final class ListenStream: @unchecked Sendable {
                         }
                     })
                 }
+            }
+            if let count = snapshot.resumedCount {
+                // After a resume, the count of the target's documents, as Firestore sends it: a client whose view
+                // holds another number drops it and listens afresh.
+                responses.append(.with { $0.filter = .with { $0.targetID = id; $0.count = Int32(clamping: count) } })
             }
             if snapshot.initial || snapshot.reset {
                 responses.append(.with {

@@ -24,6 +24,9 @@ struct IndexScan {
     var upper: Bound?
     var docLower: Bound?
     var docUpper: Bound?
+    /// For a group scan: rows of documents whose `doc` starts with this are left out (a path prefix, which
+    /// ends with a segment's terminator 00 01).
+    var excludedDocPrefix: [UInt8]?
     /// Descending key (and document) order.
     var descending = false
     /// True when the key range applies every range filter on the scanned field.
@@ -107,6 +110,12 @@ struct IndexScan {
         }
         if let docLower { sql += docLower.inclusive ? " AND doc >= ?" : " AND doc > ?"; params.append(.blob(docLower.key)) }
         if let docUpper { sql += docUpper.inclusive ? " AND doc <= ?" : " AND doc < ?"; params.append(.blob(docUpper.key)) }
+        if let excludedDocPrefix {
+            var end = excludedDocPrefix
+            end[end.count - 1] += 1
+            sql += " AND NOT (doc >= ? AND doc < ?)"
+            params += [.blob(excludedDocPrefix), .blob(end)]
+        }
         if onlyRootRowsInSQL, let rootCollection {
             // A root collection's rows in its group scope: paths of two segments that start with it. Every
             // segment ends with 00 01 (a NUL inside one is 00 FF) and the path with 00 00, so after the

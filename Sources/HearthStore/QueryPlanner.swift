@@ -189,6 +189,9 @@ struct QueryPlanner {
                 // Past the `under` document itself (its key is the prefix and the path terminator).
                 scan.narrowDocLower(.init(key: prefix + [0x00, 0x00], inclusive: false))
                 scan.narrowDocUpper(.init(key: prefix + [0xFF], inclusive: false))
+            } else {
+                // Over the whole database: not the other databases' documents below their reserved root.
+                scan.excludedDocPrefix = IndexKey.prefix(segments: [CollectionPath.namespacesRoot])
             }
         }
         for f in conjuncts where f.field.isDocumentName {

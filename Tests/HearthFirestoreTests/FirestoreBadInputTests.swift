@@ -132,4 +132,62 @@ import Testing
             #expect(try await http.get("/v1/docs/things/a").status == 404)
         }
     }
+
+    /// The ids of the documents changed in a Listen snapshot.
+    static func changed(_ responses: [Google_Firestore_V1_ListenResponse]) -> [String] {
+        responses.compactMap { r in
+            if case .documentChange(let c)? = r.responseType { return String(c.document.name.split(separator: "/").last!) }
+            return nil
+        }
+    }
+
+    @Test func collectionGroupsStayInTheirDatabase() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, http in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { main in
+                try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey, database: "other-db") { other in
+                    let listener = main.listen()
+                    listener.send(.with {
+                        $0.database = main.database
+                        $0.addTarget = .with {
+                            $0.targetID = 1
+                            $0.query = .with { $0.parent = main.name(""); $0.structuredQuery = .from("rooms", allDescendants: true) }
+                        }
+                    })
+                    _ = try await listener.nextSnapshot()
+                    _ = try await main.commit([main.set("rooms/a", ["n": .int(1)]), main.set("houses/h/rooms/b", ["n": .int(2)])])
+                    _ = try await other.commit([other.set("rooms/c", ["n": .int(3)]), other.set("houses/h/rooms/d", ["n": .int(4)])])
+                    #expect(ids(try await main.query(.from("rooms", allDescendants: true))) == ["b", "a"])
+                    #expect(ids(try await other.query(.from("rooms", allDescendants: true))) == ["d", "c"])
+                    var ordered = Google_Firestore_V1_StructuredQuery.from("rooms", allDescendants: true)
+                    ordered.orderBy = [Google_Firestore_V1_StructuredQuery.order("n", .descending)]
+                    ordered.limit = .init(1)
+                    #expect(ids(try await main.query(ordered)) == ["b"])
+                    let count = try await main.stub.runAggregationQuery(.with {
+                        $0.parent = main.name("")
+                        $0.structuredAggregationQuery = .with {
+                            $0.structuredQuery = .from("rooms", allDescendants: true)
+                            $0.aggregations = [.with { $0.alias = "n"; $0.count = .init() }]
+                        }
+                    }, metadata: main.metadata) { response in
+                        var out: [String: Google_Firestore_V1_Value] = [:]
+                        for try await message in response.messages { out = message.result.aggregateFields }
+                        return out
+                    }
+                    #expect(count == ["n": .int(2)])
+                    let overHTTP = try await http.query(#"{"from": {"collectionGroup": "rooms"}}"#)
+                    #expect(overHTTP.documentPaths.sorted() == ["houses/h/rooms/b", "rooms/a"], "\(overHTTP.text)")
+                    // The (default) listener hears its own database's writes only: b and a, then e.
+                    var heard: [String] = []
+                    while heard.count < 2 {
+                        heard += Self.changed(try await listener.nextSnapshot())
+                    }
+                    _ = try await other.commit([other.set("rooms/f", ["n": .int(6)])])
+                    _ = try await main.commit([main.set("rooms/e", ["n": .int(5)])])
+                    heard += Self.changed(try await listener.nextSnapshot())
+                    #expect(heard.sorted() == ["a", "b", "e"])
+                    await listener.close()
+                }
+            }
+        }
+    }
 }

@@ -1,8 +1,10 @@
-// Live-update load driver for bench/listen_bench.py: opens N listeners on one server (Hearth over WebSocket
-// with HearthTesting's ListenFrameClient, or PocketBase realtime over SSE), runs a writer at a fixed rate for a
+// Live-update load driver for bench/listen_bench.py and bench/grpc_bench.py: opens N listeners on one server (Hearth
+// over WebSocket with HearthTesting's ListenFrameClient, Hearth over Firestore's gRPC Listen, or PocketBase realtime
+// over SSE), runs a writer at a fixed rate for a
 // bounded time, and prints one JSON line with write-to-delivery latency percentiles and the server's RSS.
 //
 //   hearth-listen-bench hearth PORT ADMIN_KEY CLIENTS query|doc SECONDS RATE SERVER_PID [open|closed]
+//   hearth-listen-bench grpc PORT:GRPC_PORT ADMIN_KEY CLIENTS query|doc SECONDS RATE SERVER_PID [open|closed]
 //   hearth-listen-bench pocketbase PORT - CLIENTS query|doc SECONDS RATE SERVER_PID [open|closed]
 //
 // The writer is open-loop by default: each write is sent at its time whether or not earlier ones were
@@ -20,10 +22,13 @@ import NIOPosix
 enum Bench {
     static let args = CommandLine.arguments
     static let valid = (args.count == 9 || (args.count == 10 && ["open", "closed"].contains(args[9])))
-        && Int(args[2]) != nil && Int(args[4]) != nil && Double(args[6]) != nil
-        && Double(args[7]) != nil && Int(args[8]) != nil
+        && ports.allSatisfy { Int($0) != nil } && ports.count == (server == "grpc" ? 2 : 1)
+        && Int(args[4]) != nil && Double(args[6]) != nil && Double(args[7]) != nil && Int(args[8]) != nil
     static let server = args[1]
-    static let port = Int(args[2])!
+    /// `HTTP_PORT`, or for `grpc` `HTTP_PORT:GRPC_PORT` (the writer writes over HTTP on either face).
+    static let ports = args[2].split(separator: ":")
+    static let port = Int(ports[0])!
+    static let grpcPort = ports.count > 1 ? Int(ports[1])! : 0
     static let key = args[3]
     static let clients = Int(args[4])!
     static let mode = args[5]
@@ -41,7 +46,7 @@ enum Bench {
 }
 
 guard Bench.valid else {
-    FileHandle.standardError.write(Data("usage: hearth-listen-bench hearth|pocketbase PORT KEY CLIENTS query|doc SECONDS RATE PID [open|closed]\n".utf8))
+    FileHandle.standardError.write(Data("usage: hearth-listen-bench hearth|grpc|pocketbase PORT[:GRPC_PORT] KEY CLIENTS query|doc SECONDS RATE PID [open|closed]\n".utf8))
     exit(2)
 }
 
@@ -109,6 +114,13 @@ final class Samples: @unchecked Sendable {
 
 @Sendable func nowMicros() -> Int64 { Timestamp.now().microseconds }
 
+/// The driver's own CPU time so far (user and system), to tell whether it kept up.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
 func rssKB(_ pid: Int) -> Int {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
     for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
@@ -138,7 +150,9 @@ func forEachConcurrently(_ n: Int, width: Int, _ body: @escaping @Sendable (Int)
 
 // MARK: Hearth
 
-func runHearth(_ samples: Samples) async throws -> (Int, Int) {
+/// Runs Hearth's side: the documents written, then `listen(k, samples)` for every listener `k` (answering once
+/// its first snapshot is in), then the writer over HTTP.
+func runHearth(_ samples: Samples, listen: @escaping @Sendable (Int, Samples) async throws -> Void) async throws {
     let http = HearthClient(port: Bench.port, adminKey: Bench.key)
     let ids = Bench.mode == "query" ? (0..<Bench.sharedDocs).map { "feed/d\($0)" } : (0..<Bench.clients).map { "own/c\($0)" }
     for start in stride(from: 0, to: ids.count, by: 500) {
@@ -146,13 +160,26 @@ func runHearth(_ samples: Samples) async throws -> (Int, Int) {
         _ = try await http.post("/v1/commit", #"{"writes": [\#(writes.joined(separator: ","))]}"#)
     }
     let before = rssKB(Bench.serverPID)
+    try await forEachConcurrently(Bench.clients, width: 64) { k in try await listen(k, samples.part()) }
+    try await Task.sleep(for: .milliseconds(500))
+    let after = rssKB(Bench.serverPID)
+    let writers = (0..<Bench.writerConnections).map { _ in HearthClient(port: Bench.port, adminKey: Bench.key, eventLoopGroup: Bench.writerLoop) }
+    try await write(seconds: Bench.seconds, rate: Bench.rate) { k, sentAt in
+        let path = Bench.mode == "query" ? "feed/d\(k % Bench.sharedDocs)" : "own/c\(Int.random(in: 0..<Bench.clients))"
+        _ = try await writers[k % writers.count].patch("/v1/docs/\(path)", #"{"sentAt": \#(sentAt)}"#)
+    }
+    try await Task.sleep(for: .seconds(2))
+    exitWith(samples, before: before, after: after)
+}
+
+/// Hearth's WebSocket listeners.
+func runWebSocket(_ samples: Samples) async throws {
     let listeners = ListenerSet()
-    try await forEachConcurrently(Bench.clients, width: 64) { k in
+    try await runHearth(samples) { k, mine in
         // Frames are parsed and handled by a channel handler on the connection's event loop as they arrive,
         // as PocketBase's SSE events are below, so that the driver costs about the same per delivery on both
         // sides.
         let ready = ClientIDBox()
-        let mine = samples.part()
         let ws = try await ListenFrameClient.connect(port: Bench.port, token: Bench.key, onText: { payload in
             let received = nowMicros()
             payload.withUnsafeReadableBytes { bytes in
@@ -173,16 +200,6 @@ func runHearth(_ samples: Samples) async throws -> (Int, Int) {
         _ = await ready.wait()
         listeners.add(ws)
     }
-    try await Task.sleep(for: .milliseconds(500))
-    let after = rssKB(Bench.serverPID)
-    let writers = (0..<Bench.writerConnections).map { _ in HearthClient(port: Bench.port, adminKey: Bench.key, eventLoopGroup: Bench.writerLoop) }
-    try await write(seconds: Bench.seconds, rate: Bench.rate) { k, sentAt in
-        let path = Bench.mode == "query" ? "feed/d\(k % Bench.sharedDocs)" : "own/c\(Int.random(in: 0..<Bench.clients))"
-        _ = try await writers[k % writers.count].patch("/v1/docs/\(path)", #"{"sentAt": \#(sentAt)}"#)
-    }
-    try await Task.sleep(for: .seconds(2))
-    exitWith(samples, before: before, after: after)
-    return (before, after)
 }
 
 final class ListenerSet: @unchecked Sendable {
@@ -232,7 +249,7 @@ func exitWith(_ samples: Samples, before: Int, after: Int) -> Never {
         sorted.isEmpty ? -1 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
     }
     let perListener = Bench.clients > 0 ? Double(after - before) / Double(Bench.clients) : 0
-    print(#"{"server": "\#(Bench.server)", "clients": \#(Bench.clients), "mode": "\#(Bench.mode)", "samples": \#(sorted.count), "p50_ms": \#(pct(0.5)), "p99_ms": \#(pct(0.99)), "rss_before_kb": \#(before), "rss_after_kb": \#(after), "rss_per_listener_kb": \#(perListener), "writes_per_second": \#(writeSeconds > 0 ? Double(Int(Bench.seconds * Bench.rate)) / writeSeconds : 0), "writer": "\#(Bench.openLoop ? "open" : "closed")", "answer_p50_ms": \#(pct(0.5, answerMillis)), "answer_p99_ms": \#(pct(0.99, answerMillis)), "slowest_answer_ms": \#(answerMillis.last ?? 0)}"#)
+    print(#"{"server": "\#(Bench.server)", "clients": \#(Bench.clients), "mode": "\#(Bench.mode)", "samples": \#(sorted.count), "p50_ms": \#(pct(0.5)), "p99_ms": \#(pct(0.99)), "rss_before_kb": \#(before), "rss_after_kb": \#(after), "rss_per_listener_kb": \#(perListener), "writes_per_second": \#(writeSeconds > 0 ? Double(Int(Bench.seconds * Bench.rate)) / writeSeconds : 0), "writer": "\#(Bench.openLoop ? "open" : "closed")", "answer_p50_ms": \#(pct(0.5, answerMillis)), "answer_p99_ms": \#(pct(0.99, answerMillis)), "slowest_answer_ms": \#(answerMillis.last ?? 0), "driver_cpu_s": \#(cpuSeconds())}"#)
     fflush(nil)
     exit(0)
 }
@@ -368,7 +385,11 @@ final class ChannelSet: @unchecked Sendable {
 
 let samples = Samples()
 do {
-    if Bench.server == "hearth" { _ = try await runHearth(samples) } else { try await runPocketBase(samples) }
+    switch Bench.server {
+    case "hearth": try await runWebSocket(samples)
+    case "grpc": try await runGRPC(samples)
+    default: try await runPocketBase(samples)
+    }
 } catch {
     FileHandle.standardError.write(Data("bench failed: \(error)\n".utf8))
     exit(1)

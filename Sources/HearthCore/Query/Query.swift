@@ -9,7 +9,8 @@ public struct Query: Sendable, Equatable {
     public enum Source: Sendable, Equatable {
         /// The documents directly in one collection.
         case collection(CollectionPath)
-        /// The documents of every collection with this id, at any depth, optionally only below a document.
+        /// The documents of every collection with this id, at any depth, optionally only below a document;
+        /// with no document, not below the reserved root of other databases (`CollectionPath.namespacesRoot`).
         case collectionGroup(id: String, under: DocumentPath?)
 
         /// The id of the collection, or of the collections of the group.
@@ -135,7 +136,7 @@ public struct Query: Sendable, Equatable {
             return path.segments.count == c.segments.count + 1 && path.segments.starts(with: c.segments)
         case .collectionGroup(let id, let under):
             guard path.collectionID == id else { return false }
-            guard let under else { return true }
+            guard let under else { return path.segments[0] != CollectionPath.namespacesRoot }
             return path.segments.count > under.segments.count && path.segments.starts(with: under.segments)
         }
     }

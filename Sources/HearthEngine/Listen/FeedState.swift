@@ -316,7 +316,8 @@ final class FeedState {
             view.model = model
             view.pending.removeAll()
             deliver(ListenSnapshot(targetID: subscriber.targetID, initial: true, reset: reset, changes: changes,
-                                   changesJSON: [], position: view.floor, serial: subscriber.serial),
+                                   changesJSON: [], position: view.floor, serial: subscriber.serial,
+                                   resumedCount: model.documents.count),
                     to: subscriber, in: view)
         } else {
             let changes = model.reset(to: loaded.current)

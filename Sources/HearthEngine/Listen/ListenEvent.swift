@@ -36,6 +36,9 @@ public struct ListenSnapshot: Sendable {
     /// The view before and after `changes`, so that a later snapshot can be merged into this one while it
     /// waits to be sent; nil for first and reset snapshots, which are never merged.
     var states: SnapshotStates?
+    /// For a resumed target's first snapshot: how many documents its result holds after `changes`, which
+    /// Firestore's clients check against their view (an existence filter) to catch a document they missed.
+    public var resumedCount: Int?
 
     /// The time of `position`, as `readTime`.
     public var readTime: Timestamp { position.commitTime }

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Firestore's gRPC face against the HTTP API, in one run, on one release-built server, on loopback.
+
+Requests: `Commit` of one write and `BatchGetDocuments` of one document over gRPC, against `POST /v1/commit` of
+one write and `GET /v1/docs/bench/{id}` over HTTP, each with CALLERS concurrent callers (16) on as many
+connections, for DURATION seconds a run. Both faces are driven by one Swift program, bench/GRPCBench
+(grpc-swift 2 for gRPC, HearthTesting's HTTP/1.1 client for HTTP), so that both sides pay the same kind of
+driver; the faces alternate within each round, and the table shows medians over the rounds: requests/s,
+p50/p99 latency, the server's CPU time per request (from /proc/PID/stat: it tells the server's own cost even
+when the driver, on the same two cores, bounds requests/s) and the driver's CPU per request. `--wrk` adds `wrk`
+on the HTTP get, the C driver, as a check of what the Swift driver leaves out.
+
+Listen fan-out (`--listen`): for each face, a fresh server and LISTENERS listeners (1,000) of one query over a
+shared collection of 10 documents (WebSocket `/v1/listen`, or gRPC `Listen` streams on connections of their
+own), a writer at 100 writes/s for 10 s over HTTP; write-to-delivery latency over every delivery
+(bench/ListenBench, as listen_bench.py runs it).
+
+    python3 bench/grpc_bench.py [--duration 10] [--rounds 3] [--callers 16] [--wrk] [--listen] [--listeners 1000]
+                                [--no-requests] [--skip-build]
+"""
+import argparse, json, os, resource, statistics, subprocess, sys, tempfile, shutil, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from docs_bench import LUA, N_DOCS, ROOT, doc_body, free_port, http, stop, wait_up  # noqa: E402
+
+ADMIN_KEY = "hak_bench_" + os.urandom(16).hex()  # fresh per run, so no other server accepts it
+
+
+def built(product):
+    return os.path.join(ROOT, ".build", "release", product)
+
+
+def build():
+    """Builds every product in one invocation: built one `--product` at a time, SwiftPM recompiles the modules
+    they share for each."""
+    subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True)
+
+
+def start_hearth(tmp, preload=True):
+    http_port, grpc_port = free_port(), free_port()
+    env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY)
+    proc = subprocess.Popen([built("hearth"), "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(http_port),
+                             "--grpc-port", str(grpc_port), "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL)
+    wait_up(f"http://127.0.0.1:{http_port}/healthz")
+    if preload:
+        auth = {"Authorization": f"Bearer {ADMIN_KEY}"}
+        for start in range(0, N_DOCS, 500):
+            writes = [{"set": f"bench/b{i:014d}", "data": doc_body(i)} for i in range(start + 1, min(N_DOCS, start + 500) + 1)]
+            http("POST", f"http://127.0.0.1:{http_port}/v1/commit", {"writes": writes}, auth)
+    return proc, http_port, grpc_port
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load(face, workload, ports, args, pid):
+    before = cpu_seconds(pid)
+    out = subprocess.run([built("hearth-grpc-bench"), face, workload, str(ports[0]), str(ports[1]), ADMIN_KEY,
+                          str(args.callers), str(args.callers), str(args.duration), str(N_DOCS)],
+                         capture_output=True, text=True, timeout=args.duration + 120)
+    server_cpu = cpu_seconds(pid) - before
+    line = next((l for l in out.stdout.splitlines() if l.startswith("{")), None)
+    if line is None:
+        raise SystemExit(f"{face} {workload}: {(out.stderr or 'no output').strip()[-500:]}")
+    r = json.loads(line)
+    if r["errors"]:
+        raise SystemExit(f"{face} {workload}: {r['errors']} calls failed, first: {r.get('first_error')}")
+    r["server_us"] = server_cpu / r["requests"] * 1e6
+    r["driver_us"] = r["driver_cpu_s"] / r["requests"] * 1e6
+    return r
+
+
+def wrk_get(ports, args, pid):
+    env = dict(os.environ, BENCH_MODE="get", BENCH_PATH="/v1/docs/bench/b", BENCH_AUTH=f"Bearer {ADMIN_KEY}", BENCH_N=str(N_DOCS))
+    before = cpu_seconds(pid)
+    out = subprocess.run(["wrk", "-t2", f"-c{args.callers}", f"-d{args.duration}s", "-s", LUA,
+                          f"http://127.0.0.1:{ports[0]}"], env=env, capture_output=True, text=True, timeout=args.duration + 60).stdout
+    server_cpu = cpu_seconds(pid) - before
+    line = next(l for l in out.splitlines() if l.startswith("RESULT"))
+    r = {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+    if r["non2xx"]:
+        raise SystemExit(f"wrk get: {r['non2xx']:.0f} answers were not 200")
+    return {"face": "http (wrk)", "workload": "get", "rps": r["rps"], "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "server_us": server_cpu / (r["rps"] * args.duration) * 1e6, "driver_us": -1}
+
+
+def fan_out(face, args):
+    tmp = tempfile.mkdtemp(prefix="hearth-grpc-bench-")
+    proc, http_port, grpc_port = start_hearth(tmp, preload=False)
+    try:
+        kind, port = ("grpc", f"{http_port}:{grpc_port}") if face == "grpc" else ("hearth", str(http_port))
+        before = cpu_seconds(proc.pid)
+        out = subprocess.run([built("hearth-listen-bench"), kind, port, ADMIN_KEY, str(args.listeners), "query", "10", "100",
+                              str(proc.pid), "open"], capture_output=True, text=True, timeout=600)
+        server_cpu = cpu_seconds(proc.pid) - before
+    finally:
+        stop([proc])
+        shutil.rmtree(tmp, ignore_errors=True)
+    line = next((l for l in out.stdout.splitlines() if l.startswith("{")), None)
+    if line is None:
+        raise SystemExit(f"fan-out over {face}: {(out.stderr or 'no output').strip()[-500:]}")
+    return dict(json.loads(line), face=face, server_cpu_s=server_cpu)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--callers", type=int, default=16)
+    ap.add_argument("--wrk", action="store_true", help="also drive the HTTP get with wrk")
+    ap.add_argument("--listen", action="store_true", help="also the Listen fan-out, gRPC and WebSocket")
+    ap.add_argument("--listeners", type=int, default=1000)
+    ap.add_argument("--no-requests", action="store_true", help="only the fan-out")
+    ap.add_argument("--skip-build", action="store_true", help="run the release binaries as they are")
+    args = ap.parse_args()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))  # inherited by the server and the drivers
+    if not args.skip_build:
+        build()
+    print(f"release build, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores", flush=True)
+
+    rows = []
+    if not args.no_requests:
+        tmp = tempfile.mkdtemp(prefix="hearth-grpc-bench-")
+        proc, http_port, grpc_port = start_hearth(tmp)
+        try:
+            for round in range(args.rounds):
+                for workload in ["commit", "get"]:
+                    # Alternate which face goes first, so that neither always runs on the fuller database.
+                    faces = ["grpc", "http"] if round % 2 == 0 else ["http", "grpc"]
+                    for face in faces:
+                        r = load(face, workload, (http_port, grpc_port), args, proc.pid)
+                        rows.append(r)
+                        print(json.dumps(r), flush=True)
+                        time.sleep(1)  # the server's checkpoints stay out of the next run
+                    if args.wrk and workload == "get":
+                        r = wrk_get((http_port, grpc_port), args, proc.pid)
+                        rows.append(r)
+                        print(json.dumps(r), flush=True)
+                        time.sleep(1)
+        finally:
+            stop([proc])
+            shutil.rmtree(tmp, ignore_errors=True)
+    fans = []
+    if args.listen:
+        for face in ["websocket", "grpc"]:
+            r = fan_out(face, args)
+            fans.append(r)
+            print(json.dumps(r), flush=True)
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+
+    if rows:
+        def med(face, workload, key):
+            return statistics.median(r[key] for r in rows if r["face"] == face and r["workload"] == workload)
+        print()
+        print(f"| workload ({args.callers} callers) | face | req/s | p50 ms | p99 ms | server CPU µs/req | driver CPU µs/req |")
+        print("|---|---|---|---|---|---|---|")
+        for workload in ["commit", "get"]:
+            for face in ["grpc", "http"] + (["http (wrk)"] if args.wrk and workload == "get" else []):
+                print(f"| {workload} | {face} | {med(face, workload, 'rps'):,.0f} | {med(face, workload, 'p50_ms'):.2f} | "
+                      f"{med(face, workload, 'p99_ms'):.2f} | {med(face, workload, 'server_us'):.0f} | "
+                      f"{med(face, workload, 'driver_us'):.0f} |")
+            print(f"| {workload} | **gRPC / HTTP** | **{med('grpc', workload, 'rps') / med('http', workload, 'rps'):.2f}** | | | "
+                  f"{med('grpc', workload, 'server_us') / med('http', workload, 'server_us'):.2f} | |")
+    if fans:
+        print()
+        print(f"| fan-out ({args.listeners} listeners of one query, 100 writes/s for 10 s) | p50 ms | p99 ms | deliveries | "
+              "writes/s | server CPU s | driver CPU s | KiB/listener |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in fans:
+            print(f"| {r['face']} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['samples']} | {r['writes_per_second']:.0f} | "
+                  f"{r['server_cpu_s']:.1f} | {r['driver_cpu_s']:.1f} | {r['rss_per_listener_kb']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
