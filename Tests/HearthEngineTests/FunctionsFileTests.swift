@@ -153,7 +153,6 @@ import Testing
 
         var configuration = FileReloader.Configuration()
         configuration.pollInterval = .milliseconds(50)
-        configuration.reloadOnSIGHUP = false
         let reloader = FileReloader(path: path, what: "functions", configuration: configuration, logger: .init(label: "test")) {
             try functions.load(file: $0)
         }
