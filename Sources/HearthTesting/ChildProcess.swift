@@ -107,6 +107,15 @@ final class ChildProcess: @unchecked Sendable {
         if isRunning { kill(pid, signal) }
     }
 
+    /// Stops the child: SIGTERM, then SIGKILL if it has not ended within 30 s; returns once it is reaped.
+    func terminate() async {
+        signal(SIGTERM)
+        let deadline = Date().addingTimeInterval(30)
+        while isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        if isRunning { signal(SIGKILL) }
+        _ = try? await RawHTTPConnection.onOwnThread { [self] in waitUntilExit() }
+    }
+
     private func reap(options: Int32) {
         var raw: Int32 = 0
         let r = waitpid(pid, &raw, options)

@@ -4,7 +4,8 @@ import Foundation
 /// by `Tests/peers/install.sh`), else `python3`, whichever first has the module; a missing module is an error
 /// that says how to install it, never a skipped test.
 enum PeerPython {
-    static func find(module: String, purpose: String) throws -> String {
+    /// `package` is the module's name on PyPI, when it differs.
+    static func find(module: String, package: String? = nil, purpose: String) throws -> String {
         var candidates: [String] = []
         if let configured = ProcessInfo.processInfo.environment["HEARTH_PEER_PYTHON"] { candidates.append(configured) }
         candidates += [Harness.projectFile(".build/peers-venv/bin/python"), "/usr/bin/python3"]
@@ -13,7 +14,7 @@ enum PeerPython {
             if probe.waitUntilExit() == 0 { return candidate }
         }
         throw ServerProcessError(message: """
-            \(purpose): run `bash Tests/peers/install.sh` (it makes .build/peers-venv) or `pip install \(module)`, \
+            \(purpose): run `bash Tests/peers/install.sh` (it makes .build/peers-venv) or `pip install \(package ?? module)`, \
             or set HEARTH_PEER_PYTHON to a Python that has it
             """)
     }

@@ -95,11 +95,7 @@ public final class SMTPTestServer: @unchecked Sendable {
 
     /// Stops the server (killing it if SIGTERM has not within 30 s) and removes its folder.
     public func stop() async {
-        process.signal(SIGTERM)
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning { process.signal(SIGKILL) }
-        _ = try? await RawHTTPConnection.onOwnThread { [process] in process.waitUntilExit() }
+        await process.terminate()
         try? FileManager.default.removeItem(atPath: folder)
     }
 

@@ -67,17 +67,7 @@ public struct TusPeerClient: Sendable {
 
     /// The Python that has tuspy, or an error saying how to install it.
     static func python() throws -> String {
-        var candidates: [String] = []
-        if let configured = ProcessInfo.processInfo.environment["HEARTH_PEER_PYTHON"] { candidates.append(configured) }
-        candidates += [Harness.projectFile(".build/peers-venv/bin/python"), "/usr/bin/python3"]
-        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
-            let probe = try ChildProcess(path: candidate, arguments: ["-c", "import tusclient"])
-            if probe.waitUntilExit() == 0 { return candidate }
-        }
-        throw ServerProcessError(message: """
-            the tus end-to-end tests need tuspy (the tus project's Python client, from PyPI): run \
-            `bash Tests/peers/install.sh` (it makes .build/peers-venv) or `pip install tuspy`, or set \
-            HEARTH_PEER_PYTHON to a Python that has it
-            """)
+        try PeerPython.find(module: "tusclient", package: "tuspy",
+                            purpose: "the tus end-to-end tests need tuspy (the tus project's Python client, from PyPI)")
     }
 }

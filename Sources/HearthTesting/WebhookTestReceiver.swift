@@ -91,11 +91,7 @@ public final class WebhookTestReceiver: @unchecked Sendable {
 
     /// Stops the receiver and removes its folder.
     public func stop() async {
-        process.signal(SIGTERM)
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning { process.signal(SIGKILL) }
-        _ = try? await RawHTTPConnection.onOwnThread { [process] in process.waitUntilExit() }
+        await process.terminate()
         try? FileManager.default.removeItem(atPath: folder)
     }
 
