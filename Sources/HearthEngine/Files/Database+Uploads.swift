@@ -88,7 +88,7 @@ extension Database {
     private func finishUpload(_ upload: ResumableUpload, as identity: Identity) async throws -> FileWritten {
         let uploads = storage.uploads
         let handle = try uploads.open(upload.id)
-        let bytes = Self.blockingChunks(handle, 0..<upload.length)
+        let bytes = handle.chunks(0..<upload.length, chunkSize: 1 << 20, offPool: true)
         let put = FileUpload(path: try FilePath(upload.path), contentType: upload.contentType, metadata: upload.metadata,
                              bytes: bytes, maxSize: upload.length)
         do {
@@ -132,28 +132,6 @@ extension Database {
     public func sweepUploads() async throws -> Int {
         try await BlockingIO.run { [uploads = storage.uploads] in try uploads.sweep(now: .now()) }
     }
-
-    /// The bytes of `range`, each chunk read on the blocking pool.
-    static func blockingChunks(_ handle: any BlobHandle, _ range: Range<Int64>, chunkSize: Int = 1 << 20) -> ByteChunks {
-        let reader = ChunkReader(range.lowerBound)
-        return ByteChunks(next: {
-            let offset = reader.offset
-            guard offset < range.upperBound else { return nil }
-            let count = Int(min(Int64(chunkSize), range.upperBound - offset))
-            let bytes = try await BlockingIO.run { try handle.read(offset: offset, count: count) }
-            guard bytes.count == count else {
-                throw HearthError.internal("an upload's bytes ended at \(offset + Int64(bytes.count)) of \(range.upperBound)")
-            }
-            reader.offset = offset + Int64(count)
-            return bytes
-        })
-    }
-}
-
-/// A read position advanced by the one task consuming the chunks.
-private final class ChunkReader: @unchecked Sendable {
-    var offset: Int64
-    init(_ offset: Int64) { self.offset = offset }
 }
 
 extension Duration {

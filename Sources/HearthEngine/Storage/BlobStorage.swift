@@ -73,14 +73,16 @@ public protocol BlobHandle: AnyObject, Sendable {
 }
 
 extension BlobHandle {
-    /// The bytes of `range` as chunks of at most `chunkSize`, read as they are consumed.
-    public func chunks(_ range: Range<Int64>, chunkSize: Int = 64 * 1024) -> ByteChunks {
+    /// The bytes of `range` as chunks of at most `chunkSize`, read as they are consumed; `offPool` reads each
+    /// chunk on the blocking-I/O pool instead of the consuming task's thread.
+    public func chunks(_ range: Range<Int64>, chunkSize: Int = 64 * 1024, offPool: Bool = false) -> ByteChunks {
         let position = Position(range.lowerBound)
         return ByteChunks { [self] in
             let offset = position.value
             guard offset < range.upperBound else { return nil }
             let count = Int(min(Int64(chunkSize), range.upperBound - offset))
-            let bytes = try read(offset: offset, count: count)
+            let bytes = offPool ? try await BlockingIO.run { try self.read(offset: offset, count: count) }
+                                : try read(offset: offset, count: count)
             guard bytes.count == count else {
                 throw HearthError.internal("stored bytes ended at \(offset + Int64(bytes.count)) of \(range.upperBound)")
             }
