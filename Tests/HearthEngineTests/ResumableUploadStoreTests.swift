@@ -25,14 +25,19 @@ import Testing
         })
     }
 
-    @Test func aCrashMidRequestLosesOnlyTheBytesNotYetCounted() async throws {
-        let folder = TestServer.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+    /// The folder opened as its owner would open it (sweeping what a crash left), and an engine over it.
+    static func openAsOwner(_ folder: String) throws -> (any DocumentStorage, Database) {
         var configuration = StorageConfiguration(dataDirectory: folder)
         configuration.readers = 1
         configuration.dataFolderOwner = "test"
-        let storage = try StorageBackend.open(configuration, logger: Self.logger).documents
-        let db = Database(storage: storage)
+        let storage = try StorageBackend.open(configuration, logger: logger).documents
+        return (storage, Database(storage: storage))
+    }
+
+    @Test func aCrashMidRequestLosesOnlyTheBytesNotYetCounted() async throws {
+        let folder = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (storage, db) = try Self.openAsOwner(folder)
         let upload = try await db.startUpload("media/a.txt", length: 10, as: .admin, contentType: "text/plain")
         _ = try await db.appendUpload(upload.id, at: 0, ByteChunks(Self.bytes("abcd")), as: .admin)
         // A request killed after writing bytes but before they were synced and counted.
@@ -42,9 +47,8 @@ import Testing
         try part.close()
         storage.close()
 
-        let reopened = try StorageBackend.open(configuration, logger: Self.logger).documents
+        let (reopened, again) = try Self.openAsOwner(folder)
         defer { reopened.close() }
-        let again = Database(storage: reopened)
         #expect(try await again.uploadStatus(upload.id, as: .admin).offset == 4)
         let done = try await again.appendUpload(upload.id, at: 4, ByteChunks(Self.bytes("efghij")), as: .admin)
         #expect(done.written?.file.size == 10)
@@ -120,18 +124,14 @@ import Testing
     @Test func expiredUploadsAreRefusedAndSweptAtOpen() async throws {
         let folder = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        var configuration = StorageConfiguration(dataDirectory: folder)
-        configuration.readers = 1
-        configuration.dataFolderOwner = "test"
-        let storage = try StorageBackend.open(configuration, logger: Self.logger).documents
-        let db = Database(storage: storage)
+        let (storage, db) = try Self.openAsOwner(folder)
         let gone = try await db.startUpload("a/gone", length: 4, as: .admin, lifetime: .zero)
         let kept = try await db.startUpload("a/kept", length: 4, as: .admin)
         await #expect(throws: UploadRefusal.self) { _ = try await db.uploadStatus(gone.id, as: .admin) }
         storage.close()
         #expect(Self.uploadFiles(folder).count == 4)
 
-        let reopened = try StorageBackend.open(configuration, logger: Self.logger).documents
+        let (reopened, _) = try Self.openAsOwner(folder)
         defer { reopened.close() }
         #expect(Self.uploadFiles(folder) == ["\(kept.id).json", "\(kept.id).part"])
         #expect(await FileStoreTests.code { _ = try await Database(storage: reopened).uploadStatus(gone.id, as: .admin) } == .notFound)
