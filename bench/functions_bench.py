@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Functions: how soon a commit's webhook arrives, and what a trigger costs the writes that cause it.
+
+Two measurements, on loopback, each bounded in time:
+
+1. Latency. `hearth serve --functions` with one `document.created` trigger on `events/{id}` to a local
+   receiver (a separate process, HTTP/1.1 keep-alive, answering 204 at once). A paced client creates
+   `events/` documents at --rate per second for --duration seconds while wrk creates `plain/` documents (no
+   trigger) at full speed on 16 connections. For every event the receiver notes when it arrived; the latency is
+   that time minus the event's `time` (its commit time; one clock, one machine). Reported: p50, p99 and max,
+   and the events delivered against those created.
+2. Throughput. wrk creates documents on 16 connections against two servers alternately, --rounds times: one with
+   no functions file and one whose trigger matches every created document (delivered to the receiver as
+   they go). Reported: median creates per second and the ratio.
+
+    python3 bench/functions_bench.py [--rate 1000] [--duration 10] [--rounds 3] [--binary PATH]
+"""
+import argparse, json, os, statistics, subprocess, sys, tempfile, threading, time
+from http.client import HTTPConnection
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from docs_bench import ADMIN_KEY, built, doc_body, free_port, stop, wait_up, wrk  # noqa: E402
+
+SECRET = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYqr"
+BODY = json.dumps(doc_body(1))
+
+
+def receiver(port, out):
+    """Runs in a child process: answers every POST with 204 and appends `arrival event-time` per event."""
+    sink = open(out, "a", buffering=1)
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            arrived = time.time()
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            event = json.loads(body)
+            with lock:
+                sink.write(f"{arrived:.6f} {event['time']}\n")
+
+        def log_message(self, *args):
+            pass
+
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+
+
+def start_receiver(tmp):
+    port, out = free_port(), os.path.join(tmp, "arrivals.txt")
+    code = f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); " \
+           f"import functions_bench as f; f.receiver({port}, {out!r})"
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    time.sleep(0.5)
+    return proc, port, out
+
+
+def start_hearth(binary, tmp, name, functions=None):
+    port = free_port()
+    args = [binary, "serve", "--data", os.path.join(tmp, name), "--port", str(port), "--log-level", "warning"]
+    if functions:
+        path = os.path.join(tmp, name + "-functions.json")
+        with open(path, "w") as f:
+            json.dump(functions, f)
+        args += ["--functions", path]
+    proc = subprocess.Popen(args, env=dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY), stdout=subprocess.DEVNULL)
+    wait_up(f"http://127.0.0.1:{port}/healthz")
+    return proc, port
+
+
+def functions_file(receiver_port, path):
+    return {"endpoints": {"sink": {"url": f"http://127.0.0.1:{receiver_port}/hook", "secret": SECRET}},
+            "triggers": [{"name": "created", "on": "document.created", "path": path, "endpoint": "sink"}]}
+
+
+def paced_creates(port, rate, duration, threads=4):
+    """Creates `events/` documents at `rate` per second in total; answers how many were created."""
+    created = [0] * threads
+    start = time.time() + 0.2
+
+    def run(k):
+        conn = HTTPConnection("127.0.0.1", port, timeout=30)
+        headers = {"Authorization": f"Bearer {ADMIN_KEY}", "Content-Type": "application/json"}
+        i = 0
+        while True:
+            due = start + (i * threads + k) / rate
+            if due - start >= duration:
+                break
+            pause = due - time.time()
+            if pause > 0:
+                time.sleep(pause)
+            conn.request("POST", "/v1/docs/events", BODY, headers)
+            r = conn.getresponse()
+            r.read()
+            if r.status == 200:
+                created[k] += 1
+            i += 1
+
+    workers = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return sum(created)
+
+
+def rfc3339_seconds(text):
+    # 2026-11-27T01:02:03.456789Z
+    from datetime import datetime, timezone
+    base, _, frac = text.rstrip("Z").partition(".")
+    t = datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+    return t + (float("0." + frac) if frac else 0.0)
+
+
+def latency(binary, tmp, args):
+    rproc, rport, out = start_receiver(tmp)
+    procs = []
+    try:
+        hproc, port = start_hearth(binary, tmp, "latency", functions_file(rport, "events/{id}"))
+        procs.append(hproc)
+        base = f"http://127.0.0.1:{port}"
+        env = dict(BENCH_MODE="create", BENCH_PATH="/v1/docs/plain", BENCH_AUTH=f"Bearer {ADMIN_KEY}")
+        results = {}
+        background = threading.Thread(target=lambda: results.update(wrk=wrk(base, env, args.duration, 16)))
+        background.start()
+        created = paced_creates(port, args.rate, args.duration)
+        background.join()
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            with open(out) as f:
+                lines = f.read().splitlines()
+            if len(lines) >= created:
+                break
+            time.sleep(0.2)
+        lags = sorted((float(a) - rfc3339_seconds(t)) * 1000 for a, t in (line.split() for line in lines))
+        p = lambda q: lags[min(len(lags) - 1, int(q * len(lags)))]
+        print(f"latency: {created} events created at {args.rate}/s for {args.duration} s, {len(lags)} delivered; "
+              f"commit to webhook p50 {p(0.5):.2f} ms, p99 {p(0.99):.2f} ms, max {lags[-1]:.2f} ms; "
+              f"meanwhile wrk created {results['wrk']['rps']:.0f} plain documents/s", flush=True)
+        return p(0.99)
+    finally:
+        stop(procs)
+        rproc.kill()
+
+
+def throughput(binary, tmp, args):
+    rproc, rport, _ = start_receiver(tmp)
+    env = dict(BENCH_MODE="create", BENCH_PATH="/v1/docs/bench", BENCH_AUTH=f"Bearer {ADMIN_KEY}")
+    rates = {"none": [], "one trigger": []}
+    procs = []
+    try:
+        plain, pport = start_hearth(binary, tmp, "plain")
+        procs.append(plain)
+        triggered, tport = start_hearth(binary, tmp, "triggered", functions_file(rport, "bench/{id}"))
+        procs.append(triggered)
+        for _ in range(args.rounds):
+            for name, port in [("none", pport), ("one trigger", tport)]:
+                r = wrk(f"http://127.0.0.1:{port}", env, args.duration, 16)
+                rates[name].append(r["rps"])
+                print(f"creates with {name:11}: {r['rps']:8.0f}/s  p99 {r['p99_ms']:.2f} ms", flush=True)
+                time.sleep(1)
+        none, one = statistics.median(rates["none"]), statistics.median(rates["one trigger"])
+        print(f"throughput: creates/s median {none:.0f} without a trigger, {one:.0f} with one: ratio {one / none:.3f}")
+    finally:
+        stop(procs)
+        rproc.kill()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rate", type=int, default=1000, help="triggered creates per second in the latency run")
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--binary", help="a hearth binary to run instead of building one (release)")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.binary) if args.binary else built()
+    print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="hearth-functions-bench-") as tmp:
+        latency(binary, tmp, args)
+        throughput(binary, tmp, args)
+
+
+if __name__ == "__main__":
+    main()
