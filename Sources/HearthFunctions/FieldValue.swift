@@ -82,12 +82,19 @@ public struct FieldValue: Sendable {
 extension FieldValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
                       ExpressibleByBooleanLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral,
                       ExpressibleByDictionaryLiteral {
+    /// A string.
     public init(stringLiteral value: String) { kind = .value(.string(value)) }
+    /// An integer.
     public init(integerLiteral value: Int64) { kind = .value(.int(value)) }
+    /// A double.
     public init(floatLiteral value: Double) { kind = .value(.double(value)) }
+    /// A boolean.
     public init(booleanLiteral value: Bool) { kind = .value(.bool(value)) }
+    /// Null.
     public init(nilLiteral: ()) { kind = .value(.null) }
+    /// An array.
     public init(arrayLiteral elements: FieldValue...) { kind = .array(elements) }
+    /// A map (a key given twice keeps the last).
     public init(dictionaryLiteral elements: (String, FieldValue)...) {
         kind = .map(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }

@@ -41,6 +41,7 @@ public struct Functions: Sendable {
     public mutating func onDocumentCreated(_ path: String, name: String? = nil, _ handler: @escaping Handler) {
         add("document.created", path: path, name: name, handler)
     }
+    /// The same, for a handler that returns nothing (it acknowledges, writing nothing).
     @_disfavoredOverload
     public mutating func onDocumentCreated(_ path: String, name: String? = nil,
                                            _ handler: @escaping @Sendable (FunctionEvent) async throws -> Void) {
@@ -51,6 +52,7 @@ public struct Functions: Sendable {
     public mutating func onDocumentUpdated(_ path: String, name: String? = nil, _ handler: @escaping Handler) {
         add("document.updated", path: path, name: name, handler)
     }
+    /// The same, for a handler that returns nothing (it acknowledges, writing nothing).
     @_disfavoredOverload
     public mutating func onDocumentUpdated(_ path: String, name: String? = nil,
                                            _ handler: @escaping @Sendable (FunctionEvent) async throws -> Void) {
@@ -61,6 +63,7 @@ public struct Functions: Sendable {
     public mutating func onDocumentDeleted(_ path: String, name: String? = nil, _ handler: @escaping Handler) {
         add("document.deleted", path: path, name: name, handler)
     }
+    /// The same, for a handler that returns nothing (it acknowledges, writing nothing).
     @_disfavoredOverload
     public mutating func onDocumentDeleted(_ path: String, name: String? = nil,
                                            _ handler: @escaping @Sendable (FunctionEvent) async throws -> Void) {
@@ -71,6 +74,7 @@ public struct Functions: Sendable {
     public mutating func onDocumentWritten(_ path: String, name: String? = nil, _ handler: @escaping Handler) {
         add("document.written", path: path, name: name, handler)
     }
+    /// The same, for a handler that returns nothing (it acknowledges, writing nothing).
     @_disfavoredOverload
     public mutating func onDocumentWritten(_ path: String, name: String? = nil,
                                            _ handler: @escaping @Sendable (FunctionEvent) async throws -> Void) {
@@ -83,6 +87,7 @@ public struct Functions: Sendable {
     public mutating func onUserCreated(name: String? = nil, _ handler: @escaping Handler) {
         add("user.created", path: nil, name: name, handler)
     }
+    /// The same, for a handler that returns nothing (it acknowledges, writing nothing).
     @_disfavoredOverload
     public mutating func onUserCreated(name: String? = nil, _ handler: @escaping @Sendable (FunctionEvent) async throws -> Void) {
         add("user.created", path: nil, name: name, Self.acknowledging(handler))
@@ -92,6 +97,7 @@ public struct Functions: Sendable {
     public mutating func onUserDeleted(name: String? = nil, _ handler: @escaping Handler) {
         add("user.deleted", path: nil, name: name, handler)
     }
+    /// The same, for a handler that returns nothing (it acknowledges, writing nothing).
     @_disfavoredOverload
     public mutating func onUserDeleted(name: String? = nil, _ handler: @escaping @Sendable (FunctionEvent) async throws -> Void) {
         add("user.deleted", path: nil, name: name, Self.acknowledging(handler))
@@ -101,6 +107,7 @@ public struct Functions: Sendable {
     public mutating func onFileFinalized(_ path: String, name: String? = nil, _ handler: @escaping Handler) {
         add("file.finalized", path: path, name: name, handler)
     }
+    /// The same, for a handler that returns nothing (it acknowledges, writing nothing).
     @_disfavoredOverload
     public mutating func onFileFinalized(_ path: String, name: String? = nil,
                                          _ handler: @escaping @Sendable (FunctionEvent) async throws -> Void) {
@@ -111,6 +118,7 @@ public struct Functions: Sendable {
     public mutating func onFileDeleted(_ path: String, name: String? = nil, _ handler: @escaping Handler) {
         add("file.deleted", path: path, name: name, handler)
     }
+    /// The same, for a handler that returns nothing (it acknowledges, writing nothing).
     @_disfavoredOverload
     public mutating func onFileDeleted(_ path: String, name: String? = nil,
                                        _ handler: @escaping @Sendable (FunctionEvent) async throws -> Void) {
@@ -123,6 +131,7 @@ public struct Functions: Sendable {
     public mutating func onSchedule(_ name: String, _ handler: @escaping Handler) {
         add(nil, path: nil, name: name, handler)
     }
+    /// The same, for a handler that returns nothing (it acknowledges, writing nothing).
     @_disfavoredOverload
     public mutating func onSchedule(_ name: String, _ handler: @escaping @Sendable (FunctionEvent) async throws -> Void) {
         add(nil, path: nil, name: name, Self.acknowledging(handler))
@@ -132,6 +141,7 @@ public struct Functions: Sendable {
     public mutating func onTimer(_ name: String, _ handler: @escaping Handler) {
         add(nil, path: nil, name: name, handler)
     }
+    /// The same, for a handler that returns nothing (it acknowledges, writing nothing).
     @_disfavoredOverload
     public mutating func onTimer(_ name: String, _ handler: @escaping @Sendable (FunctionEvent) async throws -> Void) {
         add(nil, path: nil, name: name, Self.acknowledging(handler))

@@ -6,7 +6,9 @@ import HearthCore
 public struct FunctionsResponder: Sendable {
     /// An answer: its status and JSON body (empty for `204`).
     public struct Answer: Sendable {
+        /// The HTTP status.
         public var status: Int
+        /// The JSON body; empty for `204`.
         public var body: [UInt8]
     }
 
@@ -14,7 +16,7 @@ public struct FunctionsResponder: Sendable {
     let functions: Functions
 
     /// Serves `functions` to deliveries signed with `secret` (`whsec_...`, the endpoint's in the functions file).
-    public init(secret: String, functions: Functions) throws(WebhookVerificationError) {
+    public init(secret: String, functions: Functions) throws(FunctionsError) {
         verifier = try WebhookVerifier(secret: secret)
         self.functions = functions
     }

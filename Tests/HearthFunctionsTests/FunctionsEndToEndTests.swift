@@ -5,6 +5,8 @@ import HearthMail
 import HearthServer
 import HearthTesting
 import Hummingbird
+import Logging
+import ServiceLifecycle
 import Testing
 
 /// A Hearth server delivering document events to a `FunctionsServer` on loopback, whose handlers answer
@@ -34,7 +36,11 @@ import Testing
         let secret = Self.secret()
         let port = try LoopbackPort.unused()
         let functionsServer = try FunctionsServer(secret: serverSecret ?? secret, path: "/hooks", functions: functions)
-        let running = Task { try await functionsServer.application(port: port).run() }
+        var logger = Logger(label: "functions-test")
+        logger.logLevel = .warning
+        let group = ServiceGroup(configuration: .init(services: [functionsServer.application(port: port, logger: logger)],
+                                                      logger: logger))
+        let running = Task { try await group.run() }
         defer { running.cancel() }
         let file = TestServer.temporaryDirectory() + "/functions.json"
         try """
@@ -48,7 +54,7 @@ import Testing
         }) { _, client in
             try await body(client)
         }
-        running.cancel()
+        await group.triggerGracefulShutdown()
         _ = await running.result
     }
 

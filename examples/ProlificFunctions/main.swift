@@ -31,6 +31,9 @@ functions.onTimer("roundCloses") { event in
     return [.update(path, ["status": "closed", "closedAt": .serverTimestamp])]
 }
 
-let secret = ProcessInfo.processInfo.environment["HEARTH_FUNCTIONS_SECRET"] ?? ""
+guard let secret = ProcessInfo.processInfo.environment["HEARTH_FUNCTIONS_SECRET"] else {
+    print("set HEARTH_FUNCTIONS_SECRET to the endpoint's secret in the functions file (whsec_...)")
+    exit(2)
+}
 let port = Int(ProcessInfo.processInfo.environment["PORT"] ?? "") ?? 9000
 try await FunctionsServer(secret: secret, path: "/hooks", functions: functions).run(port: port)
