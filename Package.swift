@@ -13,6 +13,8 @@ let package = Package(
     products: [
         .executable(name: "hearth", targets: ["hearth"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
+        // Function handlers as Swift closures, served over HTTP (docs/functions-swift.md).
+        .library(name: "HearthFunctions", targets: ["HearthFunctions"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -106,6 +108,19 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCertificateReloading", package: "swift-nio-extras"),
         ], swiftSettings: swiftSettings),
+        // Writing function handlers: knows the webhook's wire format, not the server (HearthCore for the values).
+        .target(name: "HearthFunctions", dependencies: [
+            "HearthCore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+        ], swiftSettings: swiftSettings),
+        // The example of docs/functions-swift.md: `swift run prolific-functions`.
+        .executableTarget(name: "prolific-functions", dependencies: [
+            "HearthFunctions", "HearthCore",
+        ], path: "examples/ProlificFunctions", exclude: ["functions.json"], swiftSettings: swiftSettings),
         .target(name: "HearthTesting", dependencies: [
             "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer", "HearthFirestoreProtos", "HearthMail",
             "HearthImages", "CVips",
@@ -176,6 +191,15 @@ let package = Package(
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthImages", "HearthTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthFunctionsTests", dependencies: [
+            "HearthCore", "HearthFunctions", "HearthMail", "HearthServer", "HearthTesting", "prolific-functions",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthServerTests", dependencies: [
             "HearthCore", "HearthAuth", "HearthStore", "HearthEngine", "HearthServer", "HearthMail", "HearthImages",

@@ -1,0 +1,134 @@
+import Foundation
+import HearthCore
+import HearthFunctions
+import HearthMail
+import HearthServer
+import HearthTesting
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Testing
+@testable import prolific_functions
+
+/// A Hearth server delivering document events to a `FunctionsServer` on loopback, whose handlers answer
+/// writes that Hearth commits.
+@Suite(.serialized) struct FunctionsEndToEndTests {
+    static func secret() -> String {
+        "whsec_" + Base64.encode((0..<32).map { _ in UInt8.random(in: 0...255) })
+    }
+
+    /// What the handlers saw, and how many attempts of each event to fail first.
+    final class Log: @unchecked Sendable {
+        private let lock = NSLock()
+        private var ids: [String] = []
+        func add(_ id: String) -> Int {
+            lock.withLock {
+                ids.append(id)
+                return ids.filter { $0 == id }.count
+            }
+        }
+        var all: [String] { lock.withLock { ids } }
+    }
+
+    /// Runs `body` with a Hearth server whose functions file sends round writes to `functions`, served
+    /// with `serverSecret` (the file's secret unless given).
+    static func with(_ functions: Functions, serverSecret: String? = nil,
+                     _ body: (HearthClient) async throws -> Void) async throws {
+        let secret = Self.secret()
+        let port = try LoopbackPort.unused()
+        let functionsServer = try FunctionsServer(secret: serverSecret ?? secret, path: "/hooks", functions: functions)
+        var logger = Logger(label: "functions-test")
+        logger.logLevel = .warning
+        let group = ServiceGroup(configuration: .init(services: [functionsServer.application(port: port, logger: logger)],
+                                                      logger: logger))
+        let running = Task { try await group.run() }
+        defer { running.cancel() }
+        let file = TestServer.temporaryDirectory() + "/functions.json"
+        try """
+            {"endpoints": {"app": {"url": "http://127.0.0.1:\(port)/hooks", "secret": "\(secret)"}},
+             "triggers": [{"name": "roundWritten", "on": "document.written", "path": "threads/{threadId}/rounds/{roundId}", "endpoint": "app"}]}
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        try await TestServer.with(configure: { configuration in
+            configuration.functionsFile = file
+            configuration.functions.retry.initialDelay = .milliseconds(50)
+            configuration.functions.retry.maxDelay = .milliseconds(200)
+        }) { _, client in
+            try await body(client)
+        }
+        await group.triggerGracefulShutdown()
+        _ = await running.result
+    }
+
+    /// Waits until the admin endpoint lists events in `state` that satisfy `done`.
+    static func waitForEvents(_ client: HearthClient, _ state: String, until done: ([JSON]) -> Bool) async throws -> [JSON] {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if case .array(let events)? = try await client.get("/v1/functions/events?state=\(state)").json?["events"], done(events) {
+                return events
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw ExpectationFailure("the \(state) events did not reach the expected state: \(try await client.get("/v1/functions/events?state=\(state)").text)")
+    }
+
+    @Test func aHandlersWritesAreCommittedOnceThoughTheFirstAttemptFailed() async throws {
+        struct Round: Codable { var title: String }
+        struct NotYet: Error {}
+        let log = Log()
+        var functions = Functions()
+        functions.onDocumentWritten("threads/{threadId}/rounds/{roundId}") { event in
+            // The first attempt of each event fails: Hearth delivers it again, with the same id.
+            if log.add(event.id) == 1 { throw NotYet() }
+            let round = try #require(try event.document?.after?.data(as: Round.self))
+            let thread = "threads/\(event.params["threadId"] ?? "")"
+            return [.set(thread, ["rounds": .increment(1), "latestTitle": .value(.string(round.title))], merge: true),
+                    .create("\(thread)/log/\(event.id)", ["round": .value(.string(event.params["roundId"] ?? ""))])]
+        }
+        try await Self.with(functions) { client in
+            #expect(try await client.put("/v1/docs/threads/t1/rounds/r1", #"{"title": "Round one"}"#).status == 200)
+            _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
+            let thread = try await client.get("/v1/docs/threads/t1").json
+            #expect(thread?["data"]?["rounds"] == .int(1))
+            #expect(thread?["data"]?["latestTitle"]?.stringValue == "Round one")
+            // The log document was created once: a second create would have failed the commit.
+            let logs = try await client.get("/v1/docs/threads/t1/log").json
+            guard case .array(let documents)? = logs?["documents"] else { throw ExpectationFailure("no log: \(String(describing: logs))") }
+            #expect(documents.count == 1)
+            #expect(log.all.count == 2 && Set(log.all).count == 1)
+            #expect(try await client.get("/v1/functions/events?state=dead").json?["events"] == .array([]))
+        }
+    }
+
+    /// The example of docs/functions-swift.md, its handlers as `swift run prolific-functions` serves them.
+    @Test func theExampleKeepsItsThreadsSummary() async throws {
+        try await Self.with(ProlificHandlers.functions()) { client in
+            #expect(try await client.put("/v1/docs/threads/t1/rounds/r1",
+                                         #"{"title": "Round one", "closesAt": {"$timestamp": "2026-12-01T09:00:00Z"}}"#).status == 200)
+            _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
+            #expect(try await client.patch("/v1/docs/threads/t1/rounds/r1", #"{"title": "Round one, again"}"#).status == 200)
+            #expect(try await client.put("/v1/docs/threads/t1/rounds/r2", #"{"title": "Round two"}"#).status == 200)
+            _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
+            let thread = try await client.get("/v1/docs/threads/t1").json?["data"]
+            #expect(thread == .object([("latestRound", .string("r2")), ("latestTitle", .string("Round two")), ("rounds", .int(2))]),
+                    "\(String(describing: thread))")
+            #expect(try await client.get("/v1/functions/events?state=dead").json?["events"] == .array([]))
+        }
+    }
+
+    @Test func aDeliveryWithAnotherSecretIsRefusedAndTheHandlerNeverRuns() async throws {
+        let log = Log()
+        var functions = Functions()
+        functions.onDocumentWritten("threads/{threadId}/rounds/{roundId}") { event in _ = log.add(event.id) }
+        try await Self.with(functions, serverSecret: Self.secret()) { client in
+            #expect(try await client.put("/v1/docs/threads/t1/rounds/r1", "{}").status == 200)
+            let pending = try await Self.waitForEvents(client, "pending") { events in
+                events.contains { event in
+                    if case .int(let attempts)? = event["attempts"] { return attempts >= 2 }
+                    return false
+                }
+            }
+            #expect(pending[0]["lastError"]?.stringValue?.hasPrefix("HTTP 401") == true, "\(pending)")
+            #expect(log.all.isEmpty)
+        }
+    }
+}
