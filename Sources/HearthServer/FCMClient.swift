@@ -11,7 +11,14 @@ import NIOHTTP1
 final class FCMClient: Sendable {
     let settings: FCMSettings
     let http: HTTPClient
-    private let accessToken = NIOLockedValueBox<(token: String, expires: ContinuousClock.Instant)?>(nil)
+    private let accessToken = NIOLockedValueBox(TokenState.none)
+
+    /// The access token: none yet, being exchanged, or ready until a time.
+    enum TokenState {
+        case none
+        case exchanging(Task<String, any Error>)
+        case ready(String, expires: ContinuousClock.Instant)
+    }
 
     init(settings: FCMSettings) {
         self.settings = settings
@@ -29,9 +36,34 @@ final class FCMClient: Sendable {
         let passing: Bool
     }
 
-    /// A live access token, from the cache or exchanged now.
+    /// A live access token, from the cache or exchanged now; sends that need one at the same moment wait for
+    /// the same exchange.
     func currentToken() async throws(TokenFailure) -> String {
-        if let cached = accessToken.withLockedValue({ $0 }), ContinuousClock.now < cached.expires { return cached.token }
+        let exchange: Task<String, any Error> = accessToken.withLockedValue { state in
+            switch state {
+            case .ready(let token, let expires) where ContinuousClock.now < expires:
+                return Task { () throws -> String in token }
+            case .exchanging(let task):
+                return task
+            default:
+                let task = Task { try await self.exchange() }
+                state = .exchanging(task)
+                return task
+            }
+        }
+        do {
+            return try await exchange.value
+        } catch let failure as TokenFailure {
+            accessToken.withLockedValue { if case .exchanging = $0 { $0 = .none } }
+            throw failure
+        } catch {
+            accessToken.withLockedValue { if case .exchanging = $0 { $0 = .none } }
+            throw TokenFailure(message: "\(error)", passing: true)
+        }
+    }
+
+    /// Exchanges the grant at the token URI and keeps the access token.
+    private func exchange() async throws(TokenFailure) -> String {
         let now = Int64(Date().timeIntervalSince1970)
         var header: [(String, JSON)] = [("alg", .string("RS256")), ("typ", .string("JWT"))]
         if let kid = settings.privateKeyID { header.append(("kid", .string(kid))) }
@@ -70,7 +102,7 @@ final class FCMClient: Sendable {
         if case .int(let seconds)? = json?["expires_in"] { lifetime = seconds }
         // Kept until near its expiry, so a send never starts with a token about to lapse.
         let margin = min(300, lifetime / 2)
-        accessToken.withLockedValue { $0 = (token, ContinuousClock.now + .seconds(lifetime - margin)) }
+        accessToken.withLockedValue { $0 = .ready(token, expires: ContinuousClock.now + .seconds(lifetime - margin)) }
         return token
     }
 
@@ -126,7 +158,7 @@ final class FCMClient: Sendable {
             return .unregistered(said)
         case 401:
             // The access token was revoked or expired early: exchange the grant again.
-            accessToken.withLockedValue { $0 = nil }
+            accessToken.withLockedValue { $0 = .none }
             return .retry(said, after: nil)
         case 429, 500, 503:
             return .retry(said, after: retryAfter)
