@@ -154,6 +154,7 @@ import Testing
         .init(name: "503 then 200", answers: [.init(503, status: "UNAVAILABLE", errorCode: "UNAVAILABLE")], fate: .delivered(attempts: 2)),
         .init(name: "403 SENDER_ID_MISMATCH", answers: [.init(403, status: "PERMISSION_DENIED", errorCode: "SENDER_ID_MISMATCH")],
               fate: .dead("FCM answered 403 PERMISSION_DENIED SENDER_ID_MISMATCH")),
+        .init(name: "401 UNAUTHENTICATED then 200", answers: [.init(401, status: "UNAUTHENTICATED")], fate: .delivered(attempts: 2)),
         .init(name: "503 every time", answers: Array(repeating: .init(503, status: "UNAVAILABLE"), count: 4),
               fate: .dead("gave up after 4 attempts")),
     ]
@@ -201,8 +202,9 @@ import Testing
                         #expect(devices.contains(row.device), "\(row.platform) \(row.name): the device stays")
                     }
                 }
-                // One access token served every FCM send: it is kept until near its expiry.
-                #expect(rig.fcm.grants == 1)
+                // One access token served every FCM send (it is kept until near its expiry), and one more after
+                // FCM's 401.
+                #expect(rig.fcm.grants == 2)
                 #expect(rig.fcm.refusedGrants.isEmpty)
 
                 let logs = rig.logs.text

@@ -46,6 +46,11 @@ import Testing
             let deleted = try await client.delete("/v1/push/devices/\(id)", as: .token(ann.token))
             #expect(deleted.status == 204)
             #expect(try await PushDeliveryTests.deviceIDs(client, ann).isEmpty)
+
+            // Deleting an account deletes its devices.
+            let bobDevice = try await PushDeliveryTests.register(client, bob, token: PushDeliveryTests.fcmToken(), platform: "fcm")
+            #expect(try await client.delete("/v1/admin/users/\(bob.uid)").status == 204)
+            #expect(try await PushDeliveryTests.send(client, to: "device", bobDevice).status == 404)
         }
     }
 
