@@ -101,6 +101,7 @@ package final class SQLiteAuthStorage: AuthStorage {
                 s.bind(1, uid)
                 try s.run()
             }
+            try Self.deleteDevices(c, uid: uid)
             return live
         }
     }

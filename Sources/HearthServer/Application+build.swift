@@ -66,6 +66,8 @@ public func buildApplication(
     accounts.register(on: router, configuration: configuration)
     AdminFixtureRoutes(database: database, auth: accounts.auth).register(on: router)
     FunctionRoutes(database: database).register(on: router)
+    let push = PushService(storage: storage.push, now: configuration.authClock)
+    PushRoutes(push: push).register(on: router)
     let feed = ChangeFeed(database: database, configuration: configuration.listen,
                           revocations: accounts.auth.revocations,
                           identities: { [auth = accounts.auth] session in
@@ -135,6 +137,8 @@ public func buildApplication(
     if !reloads.isEmpty { app.addServices(HangUpReloads(reloads)) }
     // After the store's service: shutdown runs in reverse, so these stop before the store closes.
     app.addServices(accounts.services)
+    app.addServices(PushDeliveryService(push: push, settings: configuration.push,
+                                        interval: max(.milliseconds(10), configuration.outboxInterval), metrics: metrics, logger: logger))
     // The feed after the application: a group stops its services in reverse, so listeners are closed (with
     // 1001) before the HTTP server stops.
     var services: [any Service] = [app]

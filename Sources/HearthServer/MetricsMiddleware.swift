@@ -20,6 +20,10 @@ public final class ServerMetrics: Sendable {
     let functionDelivered: Counter
     let functionDead: Counter
     let functionDeliveryLatency: DurationHistogram
+    let pushSent: Counter
+    let pushFailed: Counter
+    let pushDead: Counter
+    let pushDroppedTokens: Counter
     static let buckets: [Duration] = [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -48,6 +52,11 @@ public final class ServerMetrics: Sendable {
         functionAttempts = registry.counter("hearth_function_attempts", "Attempts to deliver function events, whatever their outcome")
         functionDelivered = registry.counter("hearth_function_delivered", "Function events acknowledged by their endpoint")
         functionDead = registry.counter("hearth_function_dead", "Function events given up on (dead)")
+        pushSent = registry.counter("hearth_push_sent", "Push notifications accepted by APNs or FCM")
+        pushFailed = registry.counter("hearth_push_failed", "Push notification attempts that failed (retried or dead)")
+        pushDead = registry.counter("hearth_push_dead", "Push notifications given up on (dead)")
+        pushDroppedTokens = registry.counter("hearth_push_dropped_tokens",
+            "Push devices dropped because APNs or FCM reported their token unregistered or invalid")
         functionDeliveryLatency = registry.makeDurationHistogram(
             descriptor: MetricNameDescriptor(metricName: "hearth_function_delivery_latency", unitName: "seconds",
                                              helpText: "Time from the commit that recorded a function event to its acknowledgement"),

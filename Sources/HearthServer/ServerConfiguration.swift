@@ -51,6 +51,8 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: String?
     /// The app's name as the account messages and pages show it.
     public var appName = "Hearth"
+    /// Push notifications through APNs and FCM (docs/messages.md); each service only when configured.
+    public var push = PushSettings()
     /// The functions file (endpoints and triggers, docs/functions.md); reloaded like the rules file.
     public var functionsFile: String?
     /// How function events are delivered.

@@ -248,6 +248,39 @@ enum Schema {
         CREATE INDEX function_events_by_key ON function_events(ordering_key, seq) WHERE dead_at IS NULL;
         CREATE INDEX function_events_dead ON function_events(seq) WHERE dead_at IS NOT NULL;
         """,
+        // Push notifications (`PushStorage`): each device's token sealed like the outbox's tokens (`OutboxSeal`)
+        // and found by its SHA-256; topics a device is subscribed to; one queued delivery per message and device,
+        // with its delivery state like the outbox's.
+        """
+        CREATE TABLE push_devices (
+            id TEXT PRIMARY KEY,
+            uid TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            token_hash BLOB NOT NULL UNIQUE,
+            sealed_token BLOB NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX push_devices_by_uid ON push_devices(uid);
+        CREATE TABLE push_topics (
+            topic TEXT NOT NULL,
+            device_id TEXT NOT NULL,
+            PRIMARY KEY (topic, device_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX push_topics_by_device ON push_topics(device_id);
+        CREATE TABLE push_queue (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            device_id TEXT NOT NULL,
+            content TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            dead_at INTEGER
+        );
+        CREATE INDEX push_queue_due ON push_queue(dead_at, next_attempt_at, seq);
+        CREATE INDEX push_queue_by_device ON push_queue(device_id);
+        """,
     ]
 
     /// The schema version that created the field index.

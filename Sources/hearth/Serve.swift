@@ -36,6 +36,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup(title: "Connections") var connections: ConnectionOptions
     @OptionGroup(title: "Email") var mail: MailOptions
     @OptionGroup(title: "Functions") var functions: FunctionsOptions
+    @OptionGroup(title: "Push notifications") var push: PushOptions
     @Option(help: "A fixture file whose documents are stored at start (documents already equal are left alone).") var fixtures: String?
     @Option(help: "Start a seed app (blue-avalanche, letter, prolific, comeover) with its rules and data in a temporary data folder.") var demo: String?
 
@@ -91,6 +92,7 @@ struct Serve: AsyncParsableCommand {
         try connections.apply(to: &configuration, sources: sources)
         try mail.apply(to: &configuration, sources: sources)
         try functions.apply(to: &configuration, sources: sources)
+        try push.apply(to: &configuration, sources: sources)
         let startup = try prepareFixtures(&configuration)
         defer { startup.cleanUp() }
 

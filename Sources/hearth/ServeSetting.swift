@@ -112,12 +112,26 @@ extension ServeSetting {
     static let functionsTimeout = ServeSetting("functionsTimeout", value: "seconds",
         "Seconds a function endpoint may take to answer before the attempt counts as failed (default 30).")
 
+    static let apnsKey = ServeSetting("apnsKey", value: "file",
+        "Send push notifications to Apple devices with this APNs signing key (the .p8 file, a P-256 key); needs apnsKeyId, apnsTeamId and apnsTopic (default: none, APNs devices get nothing).")
+    static let apnsKeyId = ServeSetting("apnsKeyId", value: "id", "The APNs key's id (10 characters, shown beside the key in Apple's developer account).")
+    static let apnsTeamId = ServeSetting("apnsTeamId", value: "id", "The Apple developer team id the key belongs to.")
+    static let apnsTopic = ServeSetting("apnsTopic", value: "bundle id", "The app's bundle id, sent as apns-topic.")
+    static let apnsUrl = ServeSetting("apnsUrl", value: "URL",
+        "The APNs server: production (default, https://api.push.apple.com), sandbox (https://api.sandbox.push.apple.com, for development builds) or https://host:port.")
+    static let apnsCaFile = ServeSetting("apnsCaFile", value: "PEM file",
+        "Certificate authorities to trust for the APNs server besides the system's (a test server).")
+    static let fcmCredentials = ServeSetting("fcmCredentials", value: "file",
+        "Send push notifications through FCM with this service account key (JSON, from the Firebase console); its token_uri is used as given (default: none, FCM devices get nothing).")
+    static let fcmUrl = ServeSetting("fcmUrl", value: "URL", "FCM's base URL (default https://fcm.googleapis.com).")
+
     /// Every setting, in the order the reference lists them.
     static let all: [ServeSetting] = [
         data, host, port, grpcPort, adminKey, metricsKey, synchronous, logLevel, autoIds, rules, indexes, dev, indexWrites,
         argon2Memory, argon2Iterations, argon2Parallelism, accessTokenLifetime, refreshTokenLifetime, trustForwardedFor,
         idleTimeout, requestHeadTimeout, requestBodyTimeout, corsOrigin, tlsCert, tlsKey, maxFileSize, smtpUrl, mailFrom, smtpCaFile,
         mailTemplates, publicUrl, appName, functions, functionsRetryDelay, functionsMaxAge, functionsTimeout,
+        apnsKey, apnsKeyId, apnsTeamId, apnsTopic, apnsUrl, apnsCaFile, fcmCredentials, fcmUrl,
     ]
 
     /// Where settings come from, in order: flags, then `HEARTH_*` variables, then the config file.

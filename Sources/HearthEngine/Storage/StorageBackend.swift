@@ -10,6 +10,8 @@ package struct StorageBackend: Sendable {
     package let documents: any DocumentStorage
     /// Accounts, sessions, one-time tokens and the outbox.
     package let accounts: any AuthStorage
+    /// Push devices, their topics and the queue of notifications (beside the accounts).
+    package let push: any PushStorage
 
     /// Opens (creating and migrating as needed) the storage a configuration describes.
     package static func open(_ configuration: StorageConfiguration, logger: Logger) throws -> StorageBackend {
@@ -26,7 +28,8 @@ package struct StorageBackend: Sendable {
             let expired = try documents.uploads.sweep(now: .now())
             if expired > 0 { logger.info("removed \(expired) expired resumable upload(s)") }
         }
-        return StorageBackend(documents: documents, accounts: SQLiteAuthStorage(file: store, seal: seal, logger: logger))
+        let accounts = SQLiteAuthStorage(file: store, seal: seal, logger: logger)
+        return StorageBackend(documents: documents, accounts: accounts, push: accounts)
     }
 }
 

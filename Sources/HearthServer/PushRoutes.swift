@@ -1,0 +1,101 @@
+import Foundation
+import HearthAuth
+import HearthCore
+import Hummingbird
+
+/// Push notifications. A signed-in user registers devices (`POST /v1/push/devices`, answered with the
+/// device's id), lists them, deletes one by its id (so the token never appears in a URL) and subscribes them
+/// to topics; the admin sends (`POST /v1/push/send`), lists the queue (`GET /v1/admin/push`) and retries
+/// dead notifications (`POST /v1/admin/push/retry`).
+struct PushRoutes {
+    let push: PushService
+
+    func register(on router: Router<HearthRequestContext>) {
+        router.post("/v1/push/devices") { request, context in
+            let uid = try Self.requireUser(context)
+            let registration = try PushRequests.Registration(json: try await AuthRoutes.body(request, context))
+            let (device, created) = try await push.register(uid: uid, registration)
+            return jsonResponse(device.json.serialized(), status: created ? .created : .ok)
+        }
+        router.get("/v1/push/devices") { request, context in
+            let uid = try Self.requireUser(context)
+            _ = try QueryParameters(request, allowed: [])
+            let devices = try await push.devices(uid: uid)
+            return jsonResponse(JSON.object([("devices", .array(devices.map(\.json)))]).serialized())
+        }
+        router.delete("/v1/push/devices/:id") { _, context in
+            _ = try Self.requireUserOrAdmin(context)
+            try await push.delete(try Self.parameter(context, "id"), caller: context.identity)
+            return Response(status: .noContent)
+        }
+        router.post("/v1/push/topics/:topic") { request, context in
+            try await Self.topic(request, context, push: push, subscribed: true)
+        }
+        router.delete("/v1/push/topics/:topic") { request, context in
+            try await Self.topic(request, context, push: push, subscribed: false)
+        }
+        router.post("/v1/push/send") { request, context in
+            try MessageRoutes.requireAdmin(context, "sending push notifications")
+            let send = try PushRequests.Send(json: try await AuthRoutes.body(request, context))
+            let ids = try await push.send(send)
+            return jsonResponse(JSON.object([("queued", .array(ids.map { .string($0) }))]).serialized(),
+                                status: ids.isEmpty ? .ok : .accepted)
+        }
+        router.get("/v1/admin/push") { request, context in
+            try MessageRoutes.requireAdmin(context, "reading the push queue")
+            _ = try QueryParameters(request, allowed: [])
+            let pending = try await push.pending(limit: MessageRoutes.listLimit)
+            let dead = try await push.dead(limit: MessageRoutes.listLimit)
+            return jsonResponse(JSON.object([
+                ("pending", .array(pending.map(\.adminJSON))), ("dead", .array(dead.map(\.adminJSON))),
+            ]).serialized())
+        }
+        router.post("/v1/admin/push/retry") { request, context in
+            try MessageRoutes.requireAdmin(context, "retrying push notifications")
+            let json = try await AuthRoutes.body(request, context)
+            try PushRequests.onlyFields(json, ["id"])
+            var id: String?
+            switch json["id"] {
+            case nil: id = nil
+            case .string(let s)?: id = s
+            default: throw HearthError.invalidArgument("id: a string is required when given")
+            }
+            let retried = try await push.retryDead(id: id)
+            if let id, retried.isEmpty { throw HearthError.notFound("no dead push notification has the id '\(id)'") }
+            return jsonResponse(JSON.object([("retried", .array(retried.map { .string($0) }))]).serialized())
+        }
+    }
+
+    static func topic(_ request: Request, _ context: HearthRequestContext, push: PushService, subscribed: Bool) async throws -> Response {
+        _ = try requireUserOrAdmin(context)
+        let topic = try parameter(context, "topic")
+        try PushRequests.checkTopic(topic, field: "topic")
+        let id = try PushRequests.deviceField(try await AuthRoutes.body(request, context))
+        let device = try await push.setTopic(topic, device: id, subscribed: subscribed, caller: context.identity)
+        return jsonResponse(device.json.serialized())
+    }
+
+    /// The signed-in user's uid: devices belong to accounts, so the admin key registers none.
+    static func requireUser(_ context: HearthRequestContext) throws(HearthError) -> String {
+        guard let uid = context.identity.uid else {
+            throw context.identity.isAdmin
+                ? .permissionDenied("devices belong to a signed-in user; the admin key has none")
+                : .unauthenticated("registering a device needs a signed-in user")
+        }
+        return uid
+    }
+
+    static func requireUserOrAdmin(_ context: HearthRequestContext) throws(HearthError) -> Identity {
+        guard context.identity.isAdmin || context.identity.uid != nil else {
+            throw .unauthenticated("this needs a signed-in user")
+        }
+        return context.identity
+    }
+
+    static func parameter(_ context: HearthRequestContext, _ name: String) throws(HearthError) -> String {
+        guard let raw = context.parameters.get(name), let value = raw.removingPercentEncoding, !value.isEmpty else {
+            throw .invalidArgument("\(name): missing from the path")
+        }
+        return value
+    }
+}
