@@ -248,6 +248,11 @@ enum Schema {
         CREATE INDEX function_events_by_key ON function_events(ordering_key, seq) WHERE dead_at IS NULL;
         CREATE INDEX function_events_dead ON function_events(seq) WHERE dead_at IS NOT NULL;
         """,
+        // Sessions a server issues for a declared identity (a functions endpoint's, provider `custom`) stand
+        // without an account: their claims (wire JSON) are the session's own. NULL for an account's session.
+        """
+        ALTER TABLE auth_sessions ADD COLUMN claims TEXT;
+        """,
     ]
 
     /// The schema version that created the field index.
