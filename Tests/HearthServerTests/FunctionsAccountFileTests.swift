@@ -199,4 +199,34 @@ import Testing
         }
         await receiver.stop()
     }
+
+    /// With no server running, `hearth users` records the events of the functions file it is told of; a server
+    /// started later with that file delivers them.
+    @Test func accountsChangedWithNoServerRunningAreDeliveredByTheNextServer() async throws {
+        let secret = FunctionsDeliveryTests.secret()
+        let receiver = try await WebhookTestReceiver.start(secret: secret)
+        let folder = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        do {
+            let file = try Self.functionsFile(url: receiver.url, secret: secret)
+            try await TestServer.start(dataDirectory: folder).stop()
+            for arguments in [["users", "create", "--data", folder, "--uid", "ann", "--functions", file],
+                              ["users", "delete", "--data", folder, "ann", "--functions", file],
+                              ["users", "create", "--data", folder, "--uid", "bob"]] {
+                let run = try await HearthCLI.run(arguments)
+                #expect(run.status == 0, "\(run.output)")
+            }
+            let server = try await TestServer.start(dataDirectory: folder, configure: FunctionsDeliveryTests.configure(file))
+            let requests = try await receiver.waitForRequests(2)
+            _ = try await FunctionsDeliveryTests.waitForEvents(server.client(), "pending") { $0.isEmpty }
+            await server.stop()
+            #expect(requests.map { "\($0.json["type"]?.stringValue ?? "") \($0.json["user"]?["uid"]?.stringValue ?? "")" }
+                    == ["user.created ann", "user.deleted ann"])
+            #expect(receiver.received().count == 2 && requests.allSatisfy { $0.verified })
+        } catch {
+            await receiver.stop()
+            throw error
+        }
+        await receiver.stop()
+    }
 }
