@@ -123,6 +123,11 @@ import Testing
         FileCase(name: "a new generation replaces the object", act: { db in
             _ = try await db.putFile("photos/u1/a.png", [2, 3], as: .admin, contentType: "image/png")
         }, expected: ["file.deleted old", "file.finalized new"]),
+        FileCase(name: "a resumable upload, at its last byte only", act: { db in
+            let upload = try await db.startUpload("photos/u1/b.png", length: 2, as: .admin)
+            _ = try await db.appendUpload(upload.id, at: 0, ByteChunks([1]), as: .admin)
+            _ = try await db.appendUpload(upload.id, at: 1, ByteChunks([2]), as: .admin)
+        }, expected: ["file.finalized new"]),
         FileCase(name: "a metadata change", act: { db in
             _ = try await db.updateFile("photos/u1/a.png", FileMetadataChange(metadata: ["k": "v"]), as: .admin)
         }, expected: []),
