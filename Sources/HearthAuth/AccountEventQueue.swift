@@ -3,7 +3,7 @@ import HearthSQLite
 
 /// A change to an account that others may want to hear of.
 public enum AccountChange: Sendable {
-    /// The account was made (sign-up, anonymous sign-in, the admin API, a fixture, `hearth users add`).
+    /// The account was made (sign-up, anonymous sign-in, the admin API, a fixture, `hearth users create`).
     case created
     /// The account was deleted (by its owner or the admin).
     case deleted
