@@ -9,7 +9,41 @@ extension AuthService {
             throw .unauthenticated("The session does not exist; sign in again.")
         }
         guard session.revokedAt == nil else { throw Self.sessionRevoked }
+        if let claims = session.claims { return Self.identity(uid: session.uid, claims: claims, session: session) }
         return Self.identity(user: try await activeUser(session.uid), session: session)
+    }
+
+    /// Issues a short-lived access token for a declared identity (a functions endpoint's): a `custom` session
+    /// of `uid` with these claims, which needs no account and has no refresh token. Stored, like every
+    /// session, only as the token's hash. It ends when it expires, when the uid's sessions are revoked or its
+    /// account deleted, and is swept with other ended sessions.
+    public func issueIdentityToken(uid: String, claims: [String: Value], lifetime: Duration)
+        async throws(HearthError) -> (token: String, expires: Timestamp) {
+        try Self.validateUID(uid)
+        try Self.validateClaims(claims)
+        let access = Tokens.generate(.access)
+        let time = now()
+        let expires = time.adding(lifetime)
+        // No refresh token is handed out: the hash of one nobody holds fills the column.
+        let session = SessionRecord(
+            id: makeAutoID(), uid: uid, accessTokenHash: Tokens.hash(access), accessIssuedAt: time, accessExpires: expires,
+            refreshTokenHash: Tokens.hash(Tokens.generate(.refresh)), refreshExpires: expires, createdAt: time,
+            provider: .custom, claims: claims)
+        try await storage.insertSession(session)
+        return (access, expires)
+    }
+
+    /// The identity rules see for a `custom` session: its claims under the standard ones, as `identity(user:session:)`
+    /// makes them for an account, with `firebase.sign_in_provider` `custom`.
+    static func identity(uid: String, claims: [String: Value], session: SessionRecord) -> Identity {
+        var token = claims
+        token["sub"] = .string(uid)
+        token["user_id"] = .string(uid)
+        token["auth_time"] = .int(session.createdAt.epochSeconds)
+        token["iat"] = .int(session.accessIssuedAt.epochSeconds)
+        token["exp"] = .int(session.accessExpires.epochSeconds)
+        token["firebase"] = .map(["sign_in_provider": .string(session.provider.rawValue), "identities": .map([:])])
+        return .user(uid: uid, token: token)
     }
 
     /// The identity rules see for a session: `request.auth = {uid, token}`, with Firebase's token claims —

@@ -163,6 +163,7 @@ public final class AuthService: Sendable {
         guard now() < session.accessExpires else {
             throw .unauthenticated("The access token has expired; refresh it.")
         }
+        if let claims = session.claims { return (Self.identity(uid: session.uid, claims: claims, session: session), session.id) }
         guard let user = account else { throw .unauthenticated("The account no longer exists.") }
         guard !user.disabled else { throw .unauthenticated("The account has been disabled.") }
         return (Self.identity(user: user, session: session), session.id)
@@ -261,6 +262,8 @@ public final class AuthService: Sendable {
         guard now() < session.accessExpires else {
             throw .unauthenticated("The access token has expired; refresh it.")
         }
+        // An identity token acts as its uid for rules only, never on an account of that uid.
+        guard session.claims == nil else { throw .permissionDenied("An identity token has no account to manage.") }
         return (session, try await activeUser(session.uid))
     }
 

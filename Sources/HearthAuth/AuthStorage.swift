@@ -11,10 +11,10 @@ import HearthCore
 /// CREATE TABLE auth_users (uid TEXT PRIMARY KEY, email TEXT, email_normalized TEXT UNIQUE,
 ///   password_hash TEXT, display_name TEXT, email_verified INTEGER NOT NULL, anonymous INTEGER NOT NULL,
 ///   claims TEXT NOT NULL /* wire JSON */, created_at INTEGER NOT NULL, disabled INTEGER NOT NULL);
-/// CREATE TABLE auth_sessions (id TEXT PRIMARY KEY, uid TEXT NOT NULL REFERENCES auth_users ON DELETE CASCADE,
+/// CREATE TABLE auth_sessions (id TEXT PRIMARY KEY, uid TEXT NOT NULL /* deleted with its account, if any */,
 ///   access_hash BLOB NOT NULL UNIQUE, access_issued INTEGER NOT NULL, access_expires INTEGER NOT NULL,
 ///   refresh_hash BLOB NOT NULL UNIQUE, refresh_expires INTEGER NOT NULL, created_at INTEGER NOT NULL,
-///   revoked_at INTEGER, provider TEXT NOT NULL);
+///   revoked_at INTEGER, provider TEXT NOT NULL, claims TEXT /* a custom session's, wire JSON */);
 /// CREATE TABLE auth_retired_refresh (hash BLOB PRIMARY KEY,
 ///   session_id TEXT NOT NULL REFERENCES auth_sessions ON DELETE CASCADE);
 /// CREATE TABLE auth_one_time_tokens (hash BLOB PRIMARY KEY, purpose TEXT NOT NULL,

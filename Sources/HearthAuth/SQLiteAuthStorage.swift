@@ -14,12 +14,17 @@ package final class SQLiteAuthStorage: AuthStorage {
     let file: any SQLiteAccess
     let seal: OutboxSeal
     let logger: Logger
+    /// Queues the events of accounts made and deleted, in the same job as the change.
+    let events: (any AccountEventQueue)?
 
-    /// Makes the storage over an open store's file. `seal` encrypts one-time tokens waiting in the outbox.
-    package init(file: any SQLiteAccess, seal: OutboxSeal = OutboxSeal(), logger: Logger = Logger(label: "hearth.auth")) {
+    /// Makes the storage over an open store's file. `seal` encrypts one-time tokens waiting in the outbox;
+    /// `events` queues the events of accounts made and deleted (nil: none).
+    package init(file: any SQLiteAccess, seal: OutboxSeal = OutboxSeal(), logger: Logger = Logger(label: "hearth.auth"),
+                 events: (any AccountEventQueue)? = nil) {
         self.file = file
         self.seal = seal
         self.logger = logger
+        self.events = events
     }
 
     static let userColumns = """
@@ -28,13 +33,13 @@ package final class SQLiteAuthStorage: AuthStorage {
         """
     static let sessionColumns = """
         id, uid, access_hash, access_issued, access_expires, refresh_hash, refresh_expires, created_at, \
-        revoked_at, provider
+        revoked_at, provider, claims
         """
 
     // MARK: Users
 
     package func insertUser(_ user: UserRecord) async throws(HearthError) {
-        try await writing { c in
+        try await writing { [events] c in
             if try Self.exists(c, "SELECT 1 FROM auth_users WHERE uid = ?", user.uid) {
                 throw HearthError.alreadyExists("An account with uid \(user.uid) already exists.")
             }
@@ -45,7 +50,9 @@ package final class SQLiteAuthStorage: AuthStorage {
             let s = try c.prepare("INSERT INTO auth_users(\(Self.userColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             Self.bindUser(s, user)
             try s.run()
+            try events?.queue(.created, user, at: user.createdAt, on: c)
         }
+        events?.committed()
     }
 
     package func user(uid: String) async throws(HearthError) -> UserRecord? {
@@ -85,8 +92,11 @@ package final class SQLiteAuthStorage: AuthStorage {
     }
 
     package func deleteUser(uid: String) async throws(HearthError) -> [String]? {
-        try await writing { c -> [String]? in
-            guard try Self.exists(c, "SELECT 1 FROM auth_users WHERE uid = ?", uid) else { return nil }
+        defer { events?.committed() }
+        return try await writing { [events] c -> [String]? in
+            guard let user = try Self.oneUser(c, "SELECT \(Self.userColumns) FROM auth_users WHERE uid = ?", uid) else {
+                return nil
+            }
             let live = try Self.strings(c, "SELECT id FROM auth_sessions WHERE uid = ? AND revoked_at IS NULL ORDER BY id", uid)
             // The account goes first: the revocation log's trigger tells a deleted account's sessions from
             // swept ones by the account being gone.
@@ -102,6 +112,7 @@ package final class SQLiteAuthStorage: AuthStorage {
                 try s.run()
             }
             try Self.deleteDevices(c, uid: uid)
+            try events?.queue(.deleted, user, at: Timestamp.now(), on: c)
             return live
         }
     }
@@ -130,7 +141,7 @@ package final class SQLiteAuthStorage: AuthStorage {
     package func insertSession(_ session: SessionRecord) async throws(HearthError) {
         try await writing { c in
             let s = try c.prepare(
-                "INSERT INTO auth_sessions(\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                "INSERT INTO auth_sessions(\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             s.bind(1, session.id)
             s.bind(2, session.uid)
             s.bind(3, session.accessTokenHash.bytes)
@@ -141,6 +152,11 @@ package final class SQLiteAuthStorage: AuthStorage {
             s.bind(8, session.createdAt.microseconds)
             if let revoked = session.revokedAt { s.bind(9, revoked.microseconds) } else { s.bindNull(9) }
             s.bind(10, session.provider.rawValue)
+            if let claims = session.claims {
+                s.bind(11, String(decoding: Value.encodeFields(claims), as: UTF8.self))
+            } else {
+                s.bindNull(11)
+            }
             try s.run()
         }
     }
@@ -163,14 +179,14 @@ package final class SQLiteAuthStorage: AuthStorage {
         try pointReading { c -> (SessionRecord, UserRecord?)? in
             let s = try c.prepare("""
                 SELECT s.id, s.uid, s.access_hash, s.access_issued, s.access_expires, s.refresh_hash, s.refresh_expires,
-                    s.created_at, s.revoked_at, s.provider, u.uid, u.email, u.email_normalized, u.password_hash,
+                    s.created_at, s.revoked_at, s.provider, s.claims, u.uid, u.email, u.email_normalized, u.password_hash,
                     u.display_name, u.email_verified, u.anonymous, u.claims, u.created_at, u.disabled
                 FROM auth_sessions s LEFT JOIN auth_users u ON u.uid = s.uid WHERE s.access_hash = ?
                 """)
             defer { s.reset() }
             s.bind(1, accessTokenHash.bytes)
             guard try s.step() else { return nil }
-            return (try Self.decodeSession(s), s.isNull(10) ? nil : try Self.decodeUser(s, from: 10))
+            return (try Self.decodeSession(s), s.isNull(11) ? nil : try Self.decodeUser(s, from: 11))
         }
     }
 
@@ -569,6 +585,7 @@ package final class SQLiteAuthStorage: AuthStorage {
             accessIssuedAt: Timestamp(microseconds: s.int(3)), accessExpires: Timestamp(microseconds: s.int(4)),
             refreshTokenHash: TokenHash(bytes: s.blob(5)), refreshExpires: Timestamp(microseconds: s.int(6)),
             createdAt: Timestamp(microseconds: s.int(7)),
-            revokedAt: s.isNull(8) ? nil : Timestamp(microseconds: s.int(8)), provider: provider)
+            revokedAt: s.isNull(8) ? nil : Timestamp(microseconds: s.int(8)), provider: provider,
+            claims: s.isNull(10) ? nil : try Value.decodeFields(JSON.parse(s.blob(10))))
     }
 }

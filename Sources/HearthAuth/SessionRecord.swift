@@ -24,11 +24,14 @@ public struct SessionRecord: Sendable, Equatable {
     public var revokedAt: Timestamp?
     /// How the session was opened.
     public var provider: SignInProvider
+    /// The claims of a `custom` session, which stands without an account (nil for an account's session).
+    public var claims: [String: Value]?
 
     /// Makes a record.
     public init(id: String, uid: String, accessTokenHash: TokenHash, accessIssuedAt: Timestamp,
                 accessExpires: Timestamp, refreshTokenHash: TokenHash, refreshExpires: Timestamp,
-                createdAt: Timestamp, revokedAt: Timestamp? = nil, provider: SignInProvider) {
+                createdAt: Timestamp, revokedAt: Timestamp? = nil, provider: SignInProvider,
+                claims: [String: Value]? = nil) {
         self.id = id
         self.uid = uid
         self.accessTokenHash = accessTokenHash
@@ -39,6 +42,7 @@ public struct SessionRecord: Sendable, Equatable {
         self.createdAt = createdAt
         self.revokedAt = revokedAt
         self.provider = provider
+        self.claims = claims
     }
 
     /// True while the session is not revoked and its access token has not expired.

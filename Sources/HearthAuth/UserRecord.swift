@@ -79,4 +79,7 @@ public enum SignInProvider: String, Sendable, Hashable, CaseIterable {
     case password
     /// Anonymous sign-in.
     case anonymous
+    /// A token the server issued for a declared identity (a functions endpoint's), as Firebase's custom
+    /// tokens are: its uid needs no account, its claims are the session's own.
+    case custom
 }

@@ -19,13 +19,15 @@ public final class Database: Sendable {
     /// The security rules in force; swapped atomically on reload.
     public let rules = RulesInForce()
     /// The functions file in force, whose document triggers each commit matches; swapped atomically on reload.
-    public let functions = FunctionsInForce()
+    public let functions: FunctionsInForce
     let logger: Logger
 
-    /// Opens the engine over a storage.
+    /// Opens the engine over a storage; `functions` is the holder the accounts' storage queues events from too
+    /// (`StorageBackend.open`).
     public init(storage: any DocumentStorage, configuration: Configuration = .init(), transactions: TransactionRegistry? = nil,
-                logger: Logger = Logger(label: "hearth.engine")) {
+                functions: FunctionsInForce = FunctionsInForce(), logger: Logger = Logger(label: "hearth.engine")) {
         self.storage = storage
+        self.functions = functions
         self.transactions = transactions ?? TransactionRegistry(configuration: configuration.transactions)
         self.logger = logger
     }

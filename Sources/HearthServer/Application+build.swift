@@ -39,14 +39,16 @@ public func buildApplication(
     // A certificate that does not load stops the server before it opens anything, with the file named.
     let tls = try configuration.tls.map { files throws(TLSStartupError) in try ServerTLS(files: files) }
     let functionsFile = try loadFunctions(configuration)
-    let storage = try StorageBackend.open(storageConfiguration, logger: logger)
-    let database = Database(storage: storage.documents, logger: logger)
+    let functionsInForce = FunctionsInForce()
+    let storage = try StorageBackend.open(storageConfiguration, functions: functionsInForce, logger: logger)
+    let database = Database(storage: storage.documents, functions: functionsInForce, logger: logger)
     let rulesReloader = installRules(rulesProgram, configuration, into: database.rules, logger: logger)
     let adminKey = try AdminKey.loadOrCreate(dataDirectory: configuration.storage.dataDirectory, configured: configuration.adminKey)
     let metrics = ServerMetrics()
-    let functions = installFunctions(functionsFile, configuration, into: database, metrics: metrics, logger: logger)
     let accounts = try AccountsAssembly(configuration: configuration, storage: storage, accountMail: accountMail,
                                          logger: logger)
+    let functions = installFunctions(functionsFile, configuration, into: database, auth: accounts.auth, metrics: metrics,
+                                     logger: logger)
 
     let router = Router(context: HearthRequestContext.self)
     let recorder = RequestRecorder(metrics: metrics, level: configuration.requestLogLevel)

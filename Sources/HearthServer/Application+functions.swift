@@ -1,3 +1,4 @@
+import HearthAuth
 import HearthCore
 import HearthEngine
 import Logging
@@ -22,7 +23,7 @@ struct FunctionServices {
 /// Puts the functions file in force and returns the services that keep it in step with the file and deliver
 /// its events. Delivery runs whenever a file is configured, so events queued before a restart go out.
 func installFunctions(_ file: FunctionsFile?, _ configuration: ServerConfiguration, into database: Database,
-                      metrics: ServerMetrics, logger: Logger) -> FunctionServices {
+                      auth: AuthService, metrics: ServerMetrics, logger: Logger) -> FunctionServices {
     database.functions.install(file)
     guard let path = configuration.functionsFile, let file else { return FunctionServices() }
     logger.info("functions loaded", metadata: ["file": "\(path)", "endpoints": "\(file.endpoints.count)",
@@ -35,10 +36,12 @@ func installFunctions(_ file: FunctionsFile?, _ configuration: ServerConfigurati
     reloader.pollInterval = configuration.rulesPollInterval
     let wakeup = FunctionsWakeup()
     database.storage.add(commitObserver: wakeup)
+    database.functions.onCommittedEvents { wakeup.signal() }
     return FunctionServices(
         reloader: FileReloader(path: path, what: "functions", configuration: reloader, logger: logger) { path in
             try database.functions.load(file: path)
         },
         delivery: FunctionDeliveryService(database: database, settings: configuration.functions, wakeup: wakeup,
+                                          tokens: IdentityTokens(auth: auth, lifetime: configuration.functions.identityTokenLifetime),
                                           metrics: metrics, logger: logger))
 }

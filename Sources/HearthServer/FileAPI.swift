@@ -204,36 +204,8 @@ struct FileAPI: Sendable {
     /// An object's metadata as JSON; `downloadToken` only when it was just issued (only its hash is kept).
     static func metadataJSON(_ file: StoredFile, downloadToken: String? = nil) -> [UInt8] {
         var w = JSONWriter(capacity: 512)
-        write(file, downloadToken: downloadToken, to: &w)
+        file.write(to: &w, downloadToken: downloadToken)
         return w.bytes
-    }
-
-    static func write(_ file: StoredFile, downloadToken: String?, to w: inout JSONWriter) {
-        w.raw("{\"path\":")
-        w.string(file.path.name)
-        w.raw(",\"size\":\(file.size),\"contentType\":")
-        w.string(file.contentType)
-        w.raw(",\"etag\":")
-        w.string(file.etag)
-        w.raw(",\"sha256\":\"\(file.sha256Hex)\",\"md5Hash\":")
-        w.string(Base64.encode(file.md5))
-        w.raw(",\"generation\":\(file.generation),\"metageneration\":\(file.metageneration),\"createTime\":\"")
-        w.rfc3339(file.createTime)
-        w.raw("\",\"updateTime\":\"")
-        w.rfc3339(file.updateTime)
-        w.raw("\",\"metadata\":{")
-        for (i, key) in file.metadata.keys.sorted().enumerated() {
-            if i > 0 { w.raw(",") }
-            w.string(key)
-            w.raw(":")
-            w.string(file.metadata[key]!)
-        }
-        w.raw("}")
-        if let downloadToken {
-            w.raw(",\"downloadToken\":")
-            w.string(downloadToken)
-        }
-        w.raw("}")
     }
 
     static func listingJSON(_ listing: FileListing) -> [UInt8] {
@@ -241,7 +213,7 @@ struct FileAPI: Sendable {
         w.raw("{\"files\":[")
         for (i, file) in listing.files.enumerated() {
             if i > 0 { w.raw(",") }
-            write(file, downloadToken: nil, to: &w)
+            file.write(to: &w)
         }
         w.raw("],\"prefixes\":[")
         for (i, prefix) in listing.prefixes.enumerated() {

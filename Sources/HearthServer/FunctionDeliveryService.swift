@@ -19,6 +19,8 @@ struct FunctionDeliveryService: Service {
     let database: Database
     let settings: FunctionsSettings
     let wakeup: FunctionsWakeup
+    /// Issues the tokens of endpoints that declare an identity.
+    let tokens: IdentityTokens
     let metrics: ServerMetrics
     let logger: Logger
 
@@ -63,6 +65,17 @@ struct FunctionDeliveryService: Service {
             return await record(event, attempts: attempts,
                                 failure: "the endpoint '\(event.endpoint)' is no longer in the functions file", permanent: true)
         }
+        var body = event.body
+        if let identity = endpoint.identity {
+            // Made now, for this attempt: the stored event never holds a token.
+            do {
+                let (token, expiresIn) = try await tokens.token(for: identity)
+                body = IdentityTokens.adding(token: token, expiresIn: expiresIn, to: body)
+            } catch {
+                return await record(event, attempts: attempts, failure: "could not issue the identity token: \(error.message)",
+                                    permanent: false)
+            }
+        }
         let timestamp = Int64(Date().timeIntervalSince1970)
         var request = HTTPClientRequest(url: endpoint.url.absoluteString)
         request.method = .POST
@@ -71,8 +84,8 @@ struct FunctionDeliveryService: Service {
         request.headers.add(name: "webhook-id", value: event.id)
         request.headers.add(name: "webhook-timestamp", value: "\(timestamp)")
         request.headers.add(name: "webhook-signature",
-                            value: WebhookSignature.sign(id: event.id, timestamp: timestamp, body: event.body, key: endpoint.key))
-        request.body = .bytes(ByteBuffer(bytes: event.body))
+                            value: WebhookSignature.sign(id: event.id, timestamp: timestamp, body: body, key: endpoint.key))
+        request.body = .bytes(ByteBuffer(bytes: body))
         let answer: [UInt8]
         do {
             let response = try await client.execute(request, timeout: .nanoseconds(Int64(settings.timeout.inSeconds * 1e9)))

@@ -13,6 +13,9 @@ public struct FunctionsSettings: Sendable {
     public var pageSize = 64
     /// Longest wait between two looks for due events (a commit that queues events wakes the service at once).
     public var pollInterval: Duration = .seconds(1)
+    /// How long the token an event carries for its endpoint's identity works (tokens are reused while at
+    /// least half of it is left).
+    public var identityTokenLifetime: Duration = .seconds(300)
     /// Largest answer body read from an endpoint.
     public var maxAnswerBytes = 10 * 1024 * 1024
     /// Makes the default settings.

@@ -281,6 +281,11 @@ enum Schema {
         CREATE INDEX push_queue_due ON push_queue(dead_at, next_attempt_at, seq);
         CREATE INDEX push_queue_by_device ON push_queue(device_id);
         """,
+        // Sessions a server issues for a declared identity (a functions endpoint's, provider `custom`) stand
+        // without an account: their claims (wire JSON) are the session's own. NULL for an account's session.
+        """
+        ALTER TABLE auth_sessions ADD COLUMN claims TEXT;
+        """,
     ]
 
     /// The schema version that created the field index.

@@ -66,6 +66,12 @@ extension ReadContext {
 extension WriteContext {
     /// Queues events, in order, in this transaction.
     public func addFunctionEvents(_ events: [FunctionEventRecord]) throws {
+        try Self.addFunctionEvents(events, on: connection)
+    }
+
+    /// Queues events, in order, on the writer's connection: for a job that runs on the store's writer
+    /// without a `WriteContext` (an account change, through `SQLiteAccess`).
+    package static func addFunctionEvents(_ events: [FunctionEventRecord], on connection: SQLiteConnection) throws {
         let s = try connection.prepare("""
             INSERT INTO function_events(id, endpoint, ordering_key, body, created_at, queued_at, attempts, next_attempt_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)

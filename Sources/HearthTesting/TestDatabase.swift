@@ -1,4 +1,5 @@
 import Foundation
+import HearthAuth
 import HearthCore
 import HearthEngine
 import HearthRules
@@ -9,6 +10,8 @@ import Logging
 public final class TestDatabase: Sendable {
     /// The engine.
     public let database: Database
+    /// The accounts, in the same file (their changes queue the events of `database.functions`).
+    public let accounts: any AuthStorage
     /// The data folder, removed by `close()`.
     public let dataDirectory: String
 
@@ -20,10 +23,12 @@ public final class TestDatabase: Sendable {
         var configuration = StorageConfiguration(dataDirectory: folder)
         configuration.synchronous = .normal
         configuration.readers = 1
-        let storage = try StorageBackend.open(configuration, logger: Logger(label: "hearth.test") { _ in SwiftLogNoOpLogHandler() })
-        let database = Database(storage: storage.documents)
+        let functions = FunctionsInForce()
+        let storage = try StorageBackend.open(configuration, functions: functions,
+                                              logger: Logger(label: "hearth.test") { _ in SwiftLogNoOpLogHandler() })
+        let database = Database(storage: storage.documents, functions: functions)
         database.rules.dev = dev
-        let test = TestDatabase(database: database, dataDirectory: folder)
+        let test = TestDatabase(database: database, accounts: storage.accounts, dataDirectory: folder)
         if !documents.isEmpty {
             var writes: [Write] = []
             for (path, data) in documents.sorted(by: { $0.key < $1.key }) {
@@ -35,8 +40,9 @@ public final class TestDatabase: Sendable {
         return test
     }
 
-    init(database: Database, dataDirectory: String) {
+    init(database: Database, accounts: any AuthStorage, dataDirectory: String) {
         self.database = database
+        self.accounts = accounts
         self.dataDirectory = dataDirectory
     }
 

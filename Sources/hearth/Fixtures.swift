@@ -25,6 +25,7 @@ struct Fixtures: AsyncParsableCommand {
 
         @Argument(help: "The fixture file.") var file: String
         @Option(help: "Data folder (default ./hearth-data).") var data: String?
+        @Option(help: ArgumentHelp(OfflineFunctions.help)) var functions: String?
 
         func run() async throws {
             let fixture = try Fixtures.parse(file)
@@ -40,8 +41,10 @@ struct Fixtures: AsyncParsableCommand {
                 report = total
             case .file(let store):
                 defer { store.close() }
-                let auth = AuthService(storage: SQLiteAuthStorage(file: store), hasher: try PasswordHasher())
-                report = try await FixtureLoader(database: Database(storage: SQLiteDocumentStorage(store)), auth: auth).load(fixture)
+                let functions = try OfflineFunctions.load(self.functions)
+                let auth = AuthService(storage: OfflineFunctions.accounts(store, functions), hasher: try PasswordHasher())
+                let database = Database(storage: SQLiteDocumentStorage(store), functions: functions)
+                report = try await FixtureLoader(database: database, auth: auth).load(fixture)
             }
             print("\(file): " + report.summary(files: !fixture.files.isEmpty))
         }

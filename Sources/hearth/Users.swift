@@ -21,6 +21,7 @@ struct Users: AsyncParsableCommand {
     /// The data folder option shared by the subcommands.
     struct Folder: ParsableArguments {
         @Option(help: "Data folder (default $HEARTH_DATA or ./hearth-data).") var data: String?
+        @Option(help: ArgumentHelp(OfflineFunctions.help)) var functions: String?
 
         var path: String { DataFolder.path(data) }
 
@@ -35,7 +36,8 @@ struct Users: AsyncParsableCommand {
                 return try server(connection)
             case .file(let store):
                 defer { store.close() }
-                return try await file(AuthService(storage: SQLiteAuthStorage(file: store), hasher: try PasswordHasher()))
+                let storage = OfflineFunctions.accounts(store, try OfflineFunctions.load(functions))
+                return try await file(AuthService(storage: storage, hasher: try PasswordHasher()))
             }
         }
     }

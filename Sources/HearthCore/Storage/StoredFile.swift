@@ -77,3 +77,36 @@ public struct FileListing: Sendable, Equatable {
         self.nextPageToken = nextPageToken
     }
 }
+
+extension StoredFile {
+    /// The metadata as the file API answers it (`{"path", "size", "contentType", "etag", "sha256", "md5Hash",
+    /// "generation", "metageneration", "createTime", "updateTime", "metadata"}`), which function events carry
+    /// too; `downloadToken` only when it was just issued (only its hash is kept).
+    public func write(to w: inout JSONWriter, downloadToken: String? = nil) {
+        w.raw("{\"path\":")
+        w.string(path.name)
+        w.raw(",\"size\":\(size),\"contentType\":")
+        w.string(contentType)
+        w.raw(",\"etag\":")
+        w.string(etag)
+        w.raw(",\"sha256\":\"\(sha256Hex)\",\"md5Hash\":")
+        w.string(Base64.encode(md5))
+        w.raw(",\"generation\":\(generation),\"metageneration\":\(metageneration),\"createTime\":\"")
+        w.rfc3339(createTime)
+        w.raw("\",\"updateTime\":\"")
+        w.rfc3339(updateTime)
+        w.raw("\",\"metadata\":{")
+        for (i, key) in metadata.keys.sorted().enumerated() {
+            if i > 0 { w.raw(",") }
+            w.string(key)
+            w.raw(":")
+            w.string(metadata[key]!)
+        }
+        w.raw("}")
+        if let downloadToken {
+            w.raw(",\"downloadToken\":")
+            w.string(downloadToken)
+        }
+        w.raw("}")
+    }
+}

@@ -33,7 +33,10 @@ extension Database {
                 storage.write({ context in
                     try self.deleteFile(path, ifMatch: ifMatch, program: program, identity: identity, context: context)
                 }) { [self] result in
-                    if case .success(let previous?) = result { releaseBlob(previous.sha256) }
+                    if case .success(let previous?) = result {
+                        releaseBlob(previous.sha256)
+                        functions.committedEvents()
+                    }
                     completion(result.map { .file(.deleted(existed: $0 != nil)) })
                 }
             case .list(let request):
@@ -93,9 +96,11 @@ extension Database {
                 }
                 try Self.checkPreconditions(upload.path, existing, ifMatch: upload.ifMatch, ifNoneMatch: upload.ifNoneMatch)
                 try context.putFile(file)
+                try self.queueFileEvents(before: existing, after: file, commitTime: commitTime, in: context)
                 return (file, existing)
             }
             blobs.unpin(received.sha256)
+            functions.committedEvents()
             if let previous, previous.sha256 != written.sha256 { releaseBlob(previous.sha256) }
             return FileWritten(file: written, created: previous == nil, downloadToken: token)
         } catch {
@@ -170,6 +175,7 @@ extension Database {
         }
         try Self.checkPreconditions(path, existing, ifMatch: change.ifMatch, ifNoneMatch: false)
         try context.putFile(changed)
+        try queueFileEvents(before: existing, after: changed, commitTime: commitTime, in: context)
         return FileWritten(file: changed, created: false, downloadToken: token)
     }
 
@@ -185,6 +191,7 @@ extension Database {
         try Self.checkPreconditions(path, existing, ifMatch: ifMatch, ifNoneMatch: false)
         guard let existing else { return nil }
         try context.deleteFile(path)
+        try queueFileEvents(before: existing, after: nil, commitTime: commitTime, in: context)
         return existing
     }
 

@@ -36,8 +36,9 @@ extension FunctionsFile {
         return out
     }
 
-    /// Writes `{"id", "type", "name", "time", "params"` of an event's body; the caller adds the rest and `}`.
-    static func writeHead(id: String, type: String, name: String, time: Timestamp, params: [(String, String)],
+    /// Writes `{"id", "type", "name", "time", "params"` of an event's body (no `params` when nil); the caller
+    /// adds the rest and `}`.
+    static func writeHead(id: String, type: String, name: String, time: Timestamp, params: [(String, String)]?,
                           to w: inout JSONWriter) {
         w.raw("{\"id\":")
         w.string(id)
@@ -47,7 +48,9 @@ extension FunctionsFile {
         w.string(name)
         w.raw(",\"time\":\"")
         w.rfc3339(time)
-        w.raw("\",\"params\":{")
+        w.raw("\"")
+        guard let params else { return }
+        w.raw(",\"params\":{")
         for (k, (key, value)) in params.enumerated() {
             if k > 0 { w.raw(",") }
             w.string(key)

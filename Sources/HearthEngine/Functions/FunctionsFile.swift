@@ -1,4 +1,5 @@
 import Foundation
+import HearthAuth
 import HearthCore
 
 /// The functions file (`hearth serve --functions FILE`): the endpoints Hearth calls, and the triggers,
@@ -14,7 +15,16 @@ public struct FunctionsFile: Sendable {
         /// The signing key: the bytes of the secret's base64 after `whsec_`.
         public let key: [UInt8]
         /// The identity each event carries a short-lived token for, when declared.
-        public let identity: JSON?
+        public let identity: Identity?
+    }
+
+    /// An endpoint's own identity (`{"uid", "claims"?}`): what rules see as `request.auth` for the token each
+    /// of its events carries. The uid needs no account, like a service account's.
+    public struct Identity: Sendable, Equatable {
+        /// `request.auth.uid`.
+        public let uid: String
+        /// Custom claims, in `request.auth.token`.
+        public let claims: [String: Value]
     }
 
     /// What a trigger fires on.
@@ -167,15 +177,21 @@ public struct FunctionsFile: Sendable {
         guard keyBytes.contains(key.count) else {
             throw .invalidArgument("\(place).secret: the key is \(key.count) byte(s); it must be \(keyBytes.lowerBound) to \(keyBytes.upperBound) random bytes (for example: openssl rand -base64 32)")
         }
-        var identity: JSON?
+        var identity: Identity?
         if let value = fields["identity"] {
             let body = try object(value, at: "\(place).identity", keys: ["uid", "claims"])
             let uid = try string(body["uid"], "\(place).identity.uid")
-            guard !uid.isEmpty else { throw .invalidArgument("\(place).identity.uid must not be empty") }
-            if let claims = body["claims"], case .object = claims {} else if body["claims"] != nil {
-                throw .invalidArgument("\(place).identity.claims must be an object")
+            do { try AuthService.validateUID(uid) } catch { throw .invalidArgument("\(place).identity.uid: \(error.message)") }
+            var claims: [String: Value] = [:]
+            if let json = body["claims"] {
+                guard case .object = json else { throw .invalidArgument("\(place).identity.claims must be an object") }
+                do { claims = try Value.decodeFields(json) } catch {
+                    throw .invalidArgument("\(place).identity.claims: \(error.message)")
+                }
+                // Its message starts with `claims:`.
+                do { try AuthService.validateClaims(claims) } catch { throw .invalidArgument("\(place).identity.\(error.message)") }
             }
-            identity = value
+            identity = Identity(uid: uid, claims: claims)
         }
         return Endpoint(name: name, url: url, key: key, identity: identity)
     }

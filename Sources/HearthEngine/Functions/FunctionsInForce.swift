@@ -6,6 +6,7 @@ import HearthCore
 public final class FunctionsInForce: @unchecked Sendable {
     private let lock = NSLock()
     private var current: FunctionsFile?
+    private var wake: @Sendable () -> Void = {}
 
     /// Makes an empty holder: no triggers until a file is installed.
     public init() {}
@@ -22,6 +23,22 @@ public final class FunctionsInForce: @unchecked Sendable {
         lock.lock()
         current = file
         lock.unlock()
+    }
+
+    /// Sets what `committedEvents()` calls: the delivery's wakeup.
+    public func onCommittedEvents(_ body: @escaping @Sendable () -> Void) {
+        lock.lock()
+        wake = body
+        lock.unlock()
+    }
+
+    /// Told once a commit that may have queued events other than documents' is durable (documents' commits
+    /// wake delivery as commit observers).
+    public func committedEvents() {
+        lock.lock()
+        let body = wake
+        lock.unlock()
+        body()
     }
 
     /// Reads and parses a file and installs it; on an error the file in force stays as it was.

@@ -13,8 +13,10 @@ package struct StorageBackend: Sendable {
     /// Push devices, their topics and the queue of notifications (beside the accounts).
     package let push: any PushStorage
 
-    /// Opens (creating and migrating as needed) the storage a configuration describes.
-    package static func open(_ configuration: StorageConfiguration, logger: Logger) throws -> StorageBackend {
+    /// Opens (creating and migrating as needed) the storage a configuration describes. Accounts made and
+    /// deleted queue the events of `functions`' triggers (give the engine the same holder) in their own commit.
+    package static func open(_ configuration: StorageConfiguration, functions: FunctionsInForce? = nil,
+                             logger: Logger) throws -> StorageBackend {
         let store = try Store(configuration: Store.Configuration(configuration), logger: logger)
         let documents = SQLiteDocumentStorage(store)
         let seal = try OutboxSeal.loadOrCreate(dataDirectory: configuration.dataDirectory)
@@ -28,7 +30,8 @@ package struct StorageBackend: Sendable {
             let expired = try documents.uploads.sweep(now: .now())
             if expired > 0 { logger.info("removed \(expired) expired resumable upload(s)") }
         }
-        let accounts = SQLiteAuthStorage(file: store, seal: seal, logger: logger)
+        let accounts = SQLiteAuthStorage(file: store, seal: seal, logger: logger,
+                                         events: functions.map { SQLiteAccountEvents(functions: $0) })
         return StorageBackend(documents: documents, accounts: accounts, push: accounts)
     }
 }
