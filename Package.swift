@@ -152,6 +152,11 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            // The tools' client of the server that holds a folder (`ServerConnection`), over TLS too.
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "hearth-listen-bench", dependencies: [
             "HearthCore", "HearthTesting", "HearthFirestoreProtos",

@@ -120,8 +120,10 @@ public func buildApplication(
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
-            // Where tools find this server (`hearth users`, `hearth fixtures load`) to act through it.
-            storage.documents.recordOwnerAddress(loopbackURL(host: configuration.host, port: port, secure: tls != nil))
+            // Where tools find this server (`hearth users`, `hearth fixtures load`) to act through it, and the
+            // certificate file they trust over HTTPS: whatever it holds is what this server serves (after a SIGHUP).
+            storage.documents.recordOwnerAddress(loopbackURL(host: configuration.host, port: port, secure: tls != nil),
+                                                 certificate: tls.map { absolutePath($0.files.certificate) })
             accountMail.serverListening(host: configuration.host, port: port, secure: tls != nil)
             await onServerRunning(port)
         },
@@ -190,6 +192,12 @@ func loopbackURL(host: String, port: Int, secure: Bool = false) -> String {
     case "::", "[::]": return "\(scheme)://[::1]:\(port)"
     default: return host.contains(":") && !host.hasPrefix("[") ? "\(scheme)://[\(host)]:\(port)" : "\(scheme)://\(host):\(port)"
     }
+}
+
+/// `path` as an absolute path, a relative one taken from the working directory (where the server read it).
+func absolutePath(_ path: String) -> String {
+    let full = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    return (full as NSString).standardizingPath
 }
 
 /// The `Server` header of every answer.

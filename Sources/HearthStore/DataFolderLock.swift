@@ -13,12 +13,14 @@ import Glibc
 /// leaves nothing to clean up.
 ///
 /// The file also holds the owner's record: its process id and name on the first line, and, once a server
-/// listens, the loopback address where it answers on the second (`record(address:)`). Tools that find the
-/// folder held by a server act through that address (`DataFolderInUse.address`) instead of opening the file.
+/// listens, the loopback address where it answers on the second (`record(address:certificate:)`), and, when it
+/// serves HTTPS, the absolute path of its certificate file on the third. Tools that find the folder held by a
+/// server act through that address (`DataFolderInUse.address`) instead of opening the file, trusting over TLS
+/// exactly the certificate in that file.
 final class DataFolderLock: @unchecked Sendable {
     static let fileName = "hearth.lock"
     /// Largest owner record read.
-    static let maxRecordBytes = 1_024
+    static let maxRecordBytes = 8_192
     private let mutex = NSLock()
     private var descriptor: Int32
     private let owner: String
@@ -33,7 +35,8 @@ final class DataFolderLock: @unchecked Sendable {
             let record = Self.record(fd)
             close(fd)
             if code == EWOULDBLOCK {
-                throw DataFolderInUse(directory: directory, holder: record.pid, holderName: record.name, address: record.address)
+                throw DataFolderInUse(directory: directory, holder: record.pid, holderName: record.name, address: record.address,
+                                      certificate: record.certificate)
             }
             throw DataFolderLockError.cannotLock(path: path, errno: code)
         }
@@ -45,28 +48,30 @@ final class DataFolderLock: @unchecked Sendable {
         self.owner = owner
     }
 
-    /// Adds where the owner answers (a server's loopback URL) to its record. The new record begins as the old
-    /// one does, so one write replaces it and a reader never sees less than the first line.
-    func record(address: String) {
+    /// Adds where the owner answers (a server's loopback URL) to its record, and the certificate file it serves
+    /// HTTPS with, if it does. The new record begins as the old one does, so one write replaces it and a reader
+    /// never sees less than the first line.
+    func record(address: String, certificate: String?) {
         mutex.withLock {
             guard descriptor >= 0 else { return }
-            let record = Array("\(getpid()) \(owner)\n\(address)\n".utf8)
+            let record = Array("\(getpid()) \(owner)\n\(address)\n\(certificate.map { "\($0)\n" } ?? "")".utf8)
             _ = record.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
             _ = ftruncate(descriptor, off_t(record.count))
         }
     }
 
-    /// The process id, owner name and address the holder wrote, as far as they are readable.
-    private static func record(_ fd: Int32) -> (pid: Int32?, name: String?, address: String?) {
+    /// The process id, owner name, address and certificate file the holder wrote, as far as they are readable.
+    private static func record(_ fd: Int32) -> (pid: Int32?, name: String?, address: String?, certificate: String?) {
         var buffer = [UInt8](repeating: 0, count: maxRecordBytes)
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard n > 0 else { return (nil, nil, nil) }
+        guard n > 0 else { return (nil, nil, nil, nil) }
         let lines = String(decoding: buffer[..<n], as: UTF8.self).split(separator: "\n")
             .map { $0.trimmingCharacters(in: .whitespaces) }
         let parts = lines.first?.split(separator: " ", maxSplits: 1) ?? []
         let name = parts.count > 1 ? String(parts[1]) : nil
         let address = lines.count > 1 && !lines[1].isEmpty ? lines[1] : nil
-        return (parts.first.flatMap { Int32($0) }, name, address)
+        let certificate = lines.count > 2 && !lines[2].isEmpty ? lines[2] : nil
+        return (parts.first.flatMap { Int32($0) }, name, address, certificate)
     }
 
     /// Lets another process open the folder. Idempotent.
@@ -89,6 +94,8 @@ public struct DataFolderInUse: Error, CustomStringConvertible {
     public let holderName: String?
     /// Where the holder answers, when it is a server that listens: its loopback URL (`http://127.0.0.1:8080`).
     public let address: String?
+    /// The certificate file an HTTPS server serves (an absolute path), as it recorded it.
+    public let certificate: String?
 
     public var description: String {
         let who = holder.map { "another process (pid \($0))" } ?? "another process"

@@ -85,10 +85,11 @@ public final class Store: Sendable {
                                batchBody: { jobs, state in state.runBatch(jobs, syncer: syncer, logger: logger) })
     }
 
-    /// Records in the data folder's owner record where this store's server answers (its loopback URL), so that
-    /// tools act through it instead of opening the file (`DataFolderInUse.address`). Nothing without the lock.
-    public func recordOwnerAddress(_ address: String) {
-        folderLock?.record(address: address)
+    /// Records in the data folder's owner record where this store's server answers (its loopback URL) and, for
+    /// HTTPS, its certificate file, so that tools act through it instead of opening the file
+    /// (`DataFolderInUse.address`). Nothing without the lock.
+    public func recordOwnerAddress(_ address: String, certificate: String? = nil) {
+        folderLock?.record(address: address, certificate: certificate)
     }
 
     /// Finishes queued work, checkpoints the WAL into the database file and stops the threads.

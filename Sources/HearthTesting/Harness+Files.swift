@@ -85,4 +85,44 @@ extension Harness {
         guard gone.status == 404 else { throw ExpectationFailure("\(path) after its deletion: \(gone.status) \(gone.text)") }
         return replaced
     }
+
+    /// Expects the thumbnail an app's feed asks for (`?thumb=WxH`) to follow the object's rules as its bytes do:
+    /// each of `readers` gets an image of `path`'s format that fits within `width`×`height` with the object's
+    /// aspect ratio (one side at its bound, or the image's own size when it is smaller), and each of `strangers`
+    /// is refused (403) as for the bytes. Answers the first reader's thumbnail.
+    @discardableResult
+    public func expectThumbnail(_ path: String, width: Int, height: Int, readers: [HearthClient],
+                                strangers: [HearthClient], _ what: String) async throws -> HTTPResult {
+        let admin = self.client()
+        let original = try await admin.get("/v1/files/\(path)")
+        await admin.close()
+        guard original.status == 200, let source = TestImages.describe(original.body) else {
+            throw ExpectationFailure("\(what): \(path) is not a stored image (\(original.status))")
+        }
+        // Never enlarged; otherwise the side that binds first is at its bound, the other in proportion (±1 for rounding).
+        let scale = min(Double(width) / Double(source.width), Double(height) / Double(source.height), 1)
+        let expected = (Double(source.width) * scale, Double(source.height) * scale)
+        var first: HTTPResult?
+        for reader in readers {
+            let thumbnail = try expectAllowed(try await reader.get("/v1/files/\(path)?thumb=\(width)x\(height)"), "\(what): a reader")
+            guard let image = TestImages.describe(thumbnail.body) else {
+                throw ExpectationFailure("\(what): the thumbnail of \(path) is not an image (\(thumbnail.body.count) bytes)")
+            }
+            guard image.width <= width, image.height <= height, abs(Double(image.width) - expected.0) <= 1,
+                  abs(Double(image.height) - expected.1) <= 1 else {
+                throw ExpectationFailure("\(what): the \(width)x\(height) thumbnail of a \(source.width)x\(source.height) image "
+                                         + "is \(image.width)x\(image.height)")
+            }
+            guard thumbnail.header("Content-Type") == original.header("Content-Type") else {
+                throw ExpectationFailure("\(what): the thumbnail's type is \(thumbnail.header("Content-Type") ?? "none"), the "
+                                         + "image's \(original.header("Content-Type") ?? "none")")
+            }
+            first = first ?? thumbnail
+        }
+        for stranger in strangers {
+            try expectDenied(try await stranger.get("/v1/files/\(path)?thumb=\(width)x\(height)"), "\(what): someone the rules refuse")
+        }
+        guard let first else { throw ExpectationFailure("\(what): no reader") }
+        return first
+    }
 }

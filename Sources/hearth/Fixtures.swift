@@ -20,7 +20,8 @@ struct Fixtures: AsyncParsableCommand {
             abstract: "Store a fixture file's documents in a data folder; documents already equal are left alone.",
             discussion: """
                 While a server runs on the folder, the file is loaded through it (the address it records in the folder, \
-                with the admin key from HEARTH_ADMIN_KEY or the folder's admin.key); otherwise into the folder itself.
+                with the admin key from HEARTH_ADMIN_KEY or the folder's admin.key; over HTTPS when it serves HTTPS, \
+                trusting exactly the certificate in its --tls-cert file); otherwise into the folder itself.
                 """)
 
         @Argument(help: "The fixture file.") var file: String

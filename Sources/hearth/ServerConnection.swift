@@ -2,16 +2,15 @@ import Foundation
 import HearthCore
 import HearthStore
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// A tool's way to the server that holds its data folder: the admin API over loopback HTTP, at the address
-/// the server recorded in the folder (`DataFolderInUse.address`), with the admin key. One connection per
+/// A tool's way to the server that holds its data folder: the admin API over loopback HTTP or HTTPS, at the
+/// address the server recorded in the folder (`DataFolderInUse.address`), with the admin key; over HTTPS
+/// trusting exactly the certificate in the file the server recorded (`PinnedCertificate`). One connection per
 /// request (`Connection: close`); the server answers it as it answers any admin client.
 struct ServerConnection {
-    /// The server's URL as it recorded it (`http://127.0.0.1:8080`).
+    /// The server's URL as it recorded it (`http://127.0.0.1:8080`, `https://127.0.0.1:8443`).
     let address: String
+    /// For HTTPS, the certificate the server must present.
+    let pinned: PinnedCertificate?
     let host: String
     let port: Int
     let adminKey: AdminKeySource
@@ -49,32 +48,43 @@ struct ServerConnection {
 
     /// A connection to the server that holds `folder`, as its owner record names it.
     init(folder: String, holder inUse: DataFolderInUse) throws {
-        if let address = inUse.address, address.hasPrefix("https://") {
-            throw ToolError("the data folder \(folder) is held by \(DataFolderAccess.who(inUse)), which serves HTTPS (\(address)); "
-                            + "the tools act only through a server that serves plain HTTP, so nothing was changed. Stop it, run "
-                            + "the tool, then start it again, or make the change through its admin API")
-        }
         guard let address = inUse.address, let parsed = Self.parse(address) else {
             throw ToolError("the data folder \(folder) is held by \(DataFolderAccess.who(inUse)), whose recorded address "
                             + "'\(inUse.address ?? "")' cannot be read; nothing was changed")
         }
+        if parsed.secure {
+            guard let certificate = inUse.certificate else {
+                throw ToolError("the data folder \(folder) is held by \(DataFolderAccess.who(inUse)), which serves HTTPS "
+                                + "(\(address)) but has not recorded its certificate file (an older version); nothing was changed")
+            }
+            do throws(ToolError) {
+                pinned = try PinnedCertificate(path: certificate)
+            } catch {
+                throw ToolError("the data folder \(folder) is held by \(DataFolderAccess.who(inUse)), which serves HTTPS "
+                                + "(\(address)) with the certificate in \(certificate), and the tool trusts only that: "
+                                + "\(error.description); nothing was changed")
+            }
+        } else {
+            pinned = nil
+        }
         self.address = address
-        (host, port) = parsed
+        (host, port) = (parsed.host, parsed.port)
         self.pid = inUse.holder
         self.folder = folder
         adminKey = try AdminKeySource.find(folder: folder)
     }
 
-    /// Host and port of `http://host:port` (an IPv6 host in brackets).
-    static func parse(_ address: String) -> (String, Int)? {
-        guard address.hasPrefix("http://") else { return nil }
-        let rest = address.dropFirst("http://".count)
+    /// Host and port of `http://host:port` or `https://host:port` (an IPv6 host in brackets).
+    static func parse(_ address: String) -> (host: String, port: Int, secure: Bool)? {
+        let secure = address.hasPrefix("https://")
+        guard secure || address.hasPrefix("http://") else { return nil }
+        let rest = address.dropFirst(secure ? "https://".count : "http://".count)
         guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...]), (1...65535).contains(port) else {
             return nil
         }
         var host = String(rest[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return host.isEmpty ? nil : (host, port)
+        return host.isEmpty ? nil : (host, port, secure)
     }
 
     /// A path segment (a uid) percent-encoded for a request path.
@@ -112,60 +122,29 @@ struct ServerConnection {
     /// One request and its answer: status and body.
     private func exchange(_ method: String, _ path: String, body: [UInt8]?, contentType: String,
                           headers: [(String, String)]) throws -> (Int, [UInt8]) {
-        let socket = try connect()
-        defer { close(socket) }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host.contains(":") ? "[\(host)]" : host):\(port)\r\n"
             + "Authorization: Bearer \(adminKey.key)\r\nConnection: close\r\n"
         if body != nil { head += "Content-Type: \(contentType)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if method != "GET" { head += "Content-Length: \(body?.count ?? 0)\r\n" }
         head += "\r\n"
-        guard sendAll(socket, Array(head.utf8) + (body ?? [])) else {
-            throw ToolError("\(server) closed the connection while the request was sent (\(String(cString: strerror(errno)))); "
-                            + "nothing was changed")
-        }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            if n == 0 { break }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ToolError("\(server) did not answer (\(String(cString: strerror(errno)))); the request may or may not "
-                                + "have taken effect")
+        do throws(LoopbackExchange.Failure) {
+            return try LoopbackExchange.run(host: host, port: port, pinned: pinned, request: Array(head.utf8) + (body ?? []),
+                                            timeoutSeconds: Self.timeoutSeconds)
+        } catch {
+            switch error {
+            case .unreachable(let reason):
+                throw unreachable(reason)
+            case .handshake(_, mismatch: true):
+                throw ToolError("\(server) serves a certificate other than the one in \(pinned?.path ?? "its certificate file"), "
+                                + "the file it was started with, so the tool does not trust it; nothing was changed. If the "
+                                + "file was renewed, send the server SIGHUP to serve it, then run this again")
+            case .handshake(let reason, mismatch: false):
+                throw ToolError("\(server) could not be reached over TLS (\(reason)); nothing was changed")
+            case .noAnswer(let reason):
+                throw ToolError("\(server) did not answer (\(reason)); the request may or may not have taken effect")
             }
-            received.append(contentsOf: buffer[..<n])
-            if let answer = Self.complete(received) { return answer }
         }
-        guard let answer = Self.complete(received, atEnd: true) else {
-            throw ToolError("\(server) closed the connection before answering; the request may or may not have taken effect")
-        }
-        return answer
-    }
-
-    /// A connected socket, or the error that says the server holds the folder but cannot be reached.
-    private func connect() throws -> Int32 {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
-            throw unreachable("cannot resolve \(host)")
-        }
-        defer { freeaddrinfo(list) }
-        var failure = "no address"
-        var entry: UnsafeMutablePointer<addrinfo>? = first
-        while let info = entry {
-            entry = info.pointee.ai_next
-            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
-            guard fd >= 0 else { continue }
-            var timeout = timeval(tv_sec: Self.timeoutSeconds, tv_usec: 0)
-            _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return fd }
-            failure = String(cString: strerror(errno))
-            close(fd)
-        }
-        throw unreachable(failure)
     }
 
     private func unreachable(_ reason: String) -> ToolError {
@@ -173,17 +152,6 @@ struct ServerConnection {
         return ToolError("the data folder \(folder) is held by \(server), which cannot be reached (\(reason)); nothing was "
                          + "changed. If that server is stuck, stop it\(stop) and run this again: with no server running, "
                          + "the tool opens the folder itself")
-    }
-
-    private func sendAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            sent += n
-        }
-        return true
     }
 
     /// The status and body of a whole answer in `bytes`, or nil while more is to come. `atEnd`: the server

@@ -13,7 +13,9 @@ struct Users: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage user accounts in a data folder.",
         discussion: """
-            While a server runs on the folder, the commands act through it (the address it records in the folder,             with the admin key from HEARTH_ADMIN_KEY or the folder's admin.key); otherwise they open the folder.
+            While a server runs on the folder, the commands act through it (the address it records in the folder, \
+            with the admin key from HEARTH_ADMIN_KEY or the folder's admin.key; over HTTPS when it serves HTTPS, \
+            trusting exactly the certificate in its --tls-cert file); otherwise they open the folder.
             """,
         subcommands: [Create.self, List.self, SetClaims.self, Delete.self, Revoke.self]
     )

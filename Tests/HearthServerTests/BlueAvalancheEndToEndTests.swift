@@ -56,6 +56,9 @@ import HTTPTypes
                 #expect(read.body == photo && read.header("Content-Type") == "image/png")
             }
             for stranger in [james, anonymous] { try hearth.expectDenied(try await stranger.get("/v1/files/\(named)"), "another's media") }
+            // The post queue shows the image small, to the same readers.
+            try await hearth.expectThumbnail(named, width: 12, height: 12, readers: [maria, admin], strangers: [james, anonymous],
+                                             "the post queue's thumbnail")
             // The fixture's media are the fixture's images.
             #expect(try await maria.get("/v1/files/media/maria/staging.png").body
                     == Harness.projectBytes("fixtures/files/blue-avalanche/maria-staging.png"))

@@ -41,6 +41,9 @@ import Testing
                 #expect(try hearth.expectAllowed(try await reader.get("/v1/files/\(named)"), "the author or an invitee").body == photo)
             }
             for stranger in [sam, anonymous] { try hearth.expectDenied(try await stranger.get("/v1/files/\(named)"), "someone not invited") }
+            // The event list shows the photo small: the thumbnail follows the photo's rules.
+            try await hearth.expectThumbnail(named, width: 12, height: 12, readers: [nina, omar], strangers: [sam, anonymous],
+                                             "the event list's thumbnail")
             try hearth.expectAllowed(try await nina.get("/v1/files?prefix=\(event)/"), "the author listing the event's folder")
             try hearth.expectDenied(try await omar.get("/v1/files?prefix=\(event)/"), "an invitee listing the event's folder")
             // A fixture event's photo, as its invitee sees it.

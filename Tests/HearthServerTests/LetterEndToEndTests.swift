@@ -31,6 +31,9 @@ import Testing
                 try hearth.expectDenied(try await stranger.get("/v1/files/\(path)"), "someone else reading the picture")
                 try hearth.expectDenied(try await stranger.get("/v1/files?prefix=avatars/alice/"), "someone else listing the pictures")
             }
+            // The profile screen's small picture is as private as the picture.
+            try await hearth.expectThumbnail(named, width: 8, height: 8, readers: [alice], strangers: [bob, moderator, anonymous],
+                                             "the profile's thumbnail")
             let mine = try hearth.expectAllowed(try await alice.get("/v1/files?prefix=avatars/alice/"))
             guard case .array(let files)? = mine.json?["files"] else { throw ExpectationFailure("no listing: \(mine.text)") }
             #expect(files.compactMap { $0["path"]?.stringValue } == ["avatars/alice/2026.png", "avatars/alice/me.png"])

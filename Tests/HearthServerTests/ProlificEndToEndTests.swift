@@ -39,6 +39,9 @@ import Testing
             let named = try #require(try await bob.get("/v1/docs/users/carol").json?["data"]?["photo"]?.stringValue)
             #expect(try hearth.expectAllowed(try await bob.get("/v1/files/\(named)"), "another user reading the picture").body == picture)
             try hearth.expectDenied(try await anonymous.get("/v1/files/\(named)"), "a guest reading the picture")
+            // Threads show each author's picture small, to signed-in users only.
+            try await hearth.expectThumbnail(named, width: 12, height: 12, readers: [bob, carol], strangers: [anonymous],
+                                             "an author's thumbnail beside a snippet")
             try hearth.expectDenied(try await bob.get("/v1/files?prefix=avatars/carol/"), "listing another's pictures")
             try await hearth.expectUploadsRefused([
                 RefusedUpload("a picture over 2 MiB", "avatars/carol/big.png", size: 2 * mebibyte + 1, contentType: "image/png"),
@@ -62,6 +65,8 @@ import Testing
             let shown = try #require(try await alice.get("/v1/docs/\(path)").json?["data"]?["image"]?.stringValue)
             #expect(try hearth.expectAllowed(try await alice.get("/v1/files/\(shown)"), "a reader of the thread").body == bytes)
             try hearth.expectDenied(try await anonymous.get("/v1/files/\(shown)"), "a guest reading the snippet image")
+            try await hearth.expectThumbnail(shown, width: 16, height: 10, readers: [alice], strangers: [anonymous],
+                                             "the snippet image in the thread's feed")
             // The fixture's winning snippet shows the fixture's image.
             let winner = try hearth.expectAllowed(try await bob.get("/v1/docs/projects/00s7VySftXJRPdnbVgCx/rounds/1/snippets/GZBxg4eFbC1M0NHRzBVJ"))
             let lamp = try #require(winner.json?["data"]?["image"]?.stringValue)

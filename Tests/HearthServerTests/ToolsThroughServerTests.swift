@@ -94,6 +94,82 @@ import Testing
         _ = try await server.waitForExit()
     }
 
+    /// How a running server is reached: plain HTTP, or HTTPS only (`--tls-cert`, `--tls-key`).
+    enum Transport: String, CaseIterable, Sendable { case http, https }
+
+    /// `hearth users` and `hearth fixtures load` from the command line reach a running server whichever it serves,
+    /// plain HTTP or HTTPS (trusting exactly the certificate in the server's `--tls-cert` file): an account made
+    /// through it signs in, a loaded document reaches that account's open listener, and a revocation ends the
+    /// listener at once. Over HTTPS, a certificate file replaced without the SIGHUP that makes the server serve it
+    /// stops the tools, changing nothing, until the server serves it.
+    @Test(arguments: Transport.allCases)
+    func toolsReachARunningServerWhateverItServes(_ transport: Transport) async throws {
+        let folder = TestServer.temporaryDirectory()
+        let certificates = TestServer.temporaryDirectory()
+        let (file, fixtureFolder) = try Self.fixtureFile()
+        defer {
+            for path in [folder, certificates, fixtureFolder] { try? FileManager.default.removeItem(atPath: path) }
+        }
+        let pair = try await TestCertificate.make(in: certificates, name: "served")
+        let rules = try RulesHTTPTests.writeRules("""
+            rules_version = '2';
+            service cloud.firestore { match /databases/{d}/documents { match /rooms/{id} { allow read: if request.auth != null; } } }
+            """)
+        let tls = transport == .https ? ["--tls-cert", pair.certificate, "--tls-key", pair.key] : []
+        let server = try await ServerProcess.start(dataDirectory: folder, arguments: ["--rules", rules] + tls)
+        defer { server.signal(SIGKILL) }
+        let key = ["HEARTH_ADMIN_KEY": server.adminKey]
+        let base = "\(transport.rawValue)://127.0.0.1:\(server.port)"
+        // What curl and the Python client trust: the served certificate over HTTPS; `-` is plain TCP.
+        let trust = transport == .https ? pair.certificate : "-"
+        let curlTrust = transport == .https ? ["--cacert", pair.certificate] : []
+
+        let create = try await HearthCLI.run(["users", "create", "--data", folder, "--uid", "ann", "--email", "ann@example.com",
+                                              "--password-stdin"], input: "long enough password\n", environment: key)
+        #expect(create.status == 0 && create.output.contains(#""uid":"ann""#), "\(create.output)")
+        let login = try await CommandResult.run(program: "/usr/bin/curl", curlTrust + [
+            "-sS", "-X", "POST", "-H", "Content-Type: application/json",
+            "--data", #"{"email": "ann@example.com", "password": "long enough password"}"#, base + "/v1/auth/login",
+        ])
+        let token = try #require((try? JSON.parse(Array(login.output.utf8)))?["token"]?.stringValue, "\(login.output) \(login.errorOutput)")
+
+        // Ann's listener of rooms/r2, which the fixture adds; the script makes `ready` once its first snapshot came.
+        let ready = certificates + "/listening"
+        async let listening = TLSClient.run("listen", port: server.port, trusting: trust, [token, "rooms/r2", ready])
+        for _ in 0..<600 where !FileManager.default.fileExists(atPath: ready) { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(FileManager.default.fileExists(atPath: ready), "the listener got no snapshot")
+
+        let load = try await CommandResult.run(["fixtures", "load", file, "--data", folder], environment: key)
+        #expect(load.status == 0 && load.output.contains("2 documents written"), "\(load.output) \(load.errorOutput)")
+        let revoke = try await HearthCLI.run(["users", "revoke", "--data", folder, "ann"], environment: key)
+        #expect(revoke.status == 0 && revoke.output.contains("revoked 1 sessions of ann"), "\(revoke.output)")
+        // The listener saw the loaded document, then the revocation's error, and the server closed it (1008).
+        let frames = try await listening.output
+        let added = frames.range(of: #""rooms/r2""#), refused = frames.range(of: #""unauthenticated""#)
+        #expect(added != nil && refused != nil && added!.lowerBound < refused!.lowerBound, "\(frames)")
+        #expect(frames.contains("close 1008"), "\(frames)")
+
+        if transport == .https {
+            let renewed = try await TestCertificate.make(in: certificates, name: "renewed")
+            for (from, to) in [(renewed.certificate, pair.certificate), (renewed.key, pair.key)] {
+                try FileManager.default.removeItem(atPath: to)
+                try FileManager.default.copyItem(atPath: from, toPath: to)
+            }
+            let refused = try await HearthCLI.run(["users", "delete", "--data", folder, "ann"], environment: key)
+            #expect(refused.status != 0, "\(refused.output)")
+            #expect(refused.output.contains("serves a certificate other than the one in \(pair.certificate)")
+                    && refused.output.contains("nothing was changed"), "\(refused.output)")
+            server.signal(SIGHUP)
+            try await TLSTests.waitForLog(server, "TLS certificate reloaded")
+        }
+        let delete = try await HearthCLI.run(["users", "delete", "--data", folder, "ann"], environment: key)
+        #expect(delete.status == 0, "\(delete.output)")
+        let list = try await HearthCLI.run(["users", "list", "--data", folder], environment: key)
+        #expect(list.status == 0 && !list.output.contains("ann@example.com") && list.output.contains("cat@example.com"), "\(list.output)")
+        server.signal(SIGTERM)
+        _ = try await server.waitForExit()
+    }
+
     /// With no server running, every tool opens the folder itself (holding its lock while it works), and a
     /// server started afterwards serves what they wrote.
     @Test func toolsOpenTheFolderThemselvesWhenNoServerRuns() async throws {

@@ -4,6 +4,11 @@
 tls_client.py cert PORT CA         prints the DER of the certificate 127.0.0.1:PORT serves, in hex
 tls_client.py wss PORT CA TOKEN    opens /v1/listen over TLS, sends a ping, prints the answer frame
 tls_client.py version PORT CA V    tries a handshake with only TLS version V (1.0, 1.1, 1.2, 1.3); prints ok or refused
+tls_client.py listen PORT CA TOKEN DOC READY
+                                   opens /v1/listen, listens to document DOC, creates the file READY once its
+                                   snapshot came, then prints every text frame on a line until the server closes
+                                   (then `close CODE`) or 60 s pass; CA `-` is plain TCP, for the same check
+                                   without TLS
 
 Only CA is trusted and the name 127.0.0.1 is checked, as an app's transport security does.
 """
@@ -15,6 +20,8 @@ import sys
 
 
 def connect(port, ca, version=None):
+    if ca == "-":
+        return socket.create_connection(("127.0.0.1", port), timeout=60)
     context = ssl.create_default_context(cafile=ca)
     if version is not None:
         # The client itself would refuse versions before 1.2 at the default security level: allow them, so
@@ -37,19 +44,57 @@ def read_until(sock, marker):
 
 
 def read_frame(sock, buffered):
+    return read_frame_and_rest(sock, buffered)[1]
+
+
+def receive(sock):
+    chunk = sock.recv(4096)
+    if not chunk:
+        raise EOFError("the server closed the connection")
+    return chunk
+
+
+def read_frame_and_rest(sock, buffered):
+    """The next frame's opcode and payload, and the bytes read past it."""
     data = buffered
     while len(data) < 2:
-        data += sock.recv(4096)
+        data += receive(sock)
     length = data[1] & 0x7F
     start = 2
     if length == 126:
         while len(data) < 4:
-            data += sock.recv(4096)
+            data += receive(sock)
         length = int.from_bytes(data[2:4], "big")
         start = 4
+    elif length == 127:
+        while len(data) < 10:
+            data += receive(sock)
+        length = int.from_bytes(data[2:10], "big")
+        start = 10
     while len(data) < start + length:
-        data += sock.recv(4096)
-    return data[start:start + length]
+        data += receive(sock)
+    return data[0] & 0x0F, data[start:start + length], data[start + length:]
+
+
+def upgrade(sock, port, token):
+    """The WebSocket handshake on /v1/listen; answers the bytes read past the answer's head, or None."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall((f"GET /v1/listen HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                  f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                  f"Authorization: Bearer {token}\r\n\r\n").encode())
+    head = read_until(sock, b"\r\n\r\n")
+    status = head.split(b"\r\n", 1)[0].decode()
+    if " 101 " not in status + " ":
+        print(status)
+        return None
+    return head.split(b"\r\n\r\n", 1)[1]
+
+
+def send_text(sock, payload):
+    mask = os.urandom(4)
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    header = bytes([0x81, 0x80 | len(payload)]) if len(payload) < 126 else bytes([0x81, 0xFE]) + len(payload).to_bytes(2, "big")
+    sock.sendall(header + mask + masked)
 
 
 def main():
@@ -60,20 +105,10 @@ def main():
     elif command == "wss":
         token = sys.argv[4]
         with connect(port, ca) as sock:
-            key = base64.b64encode(os.urandom(16)).decode()
-            sock.sendall((f"GET /v1/listen HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-                          f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-                          f"Authorization: Bearer {token}\r\n\r\n").encode())
-            head = read_until(sock, b"\r\n\r\n")
-            status = head.split(b"\r\n", 1)[0].decode()
-            if " 101 " not in status + " ":
-                print(status)
+            rest = upgrade(sock, port, token)
+            if rest is None:
                 return 1
-            rest = head.split(b"\r\n\r\n", 1)[1]
-            payload = b'{"type": "ping"}'
-            mask = os.urandom(4)
-            masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-            sock.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + masked)
+            send_text(sock, b'{"type": "ping"}')
             print(read_frame(sock, rest).decode())
     elif command == "version":
         versions = {"1.0": ssl.TLSVersion.TLSv1, "1.1": ssl.TLSVersion.TLSv1_1,
@@ -83,6 +118,25 @@ def main():
                 print("ok")
         except (ssl.SSLError, ConnectionResetError) as error:
             print("refused", error)
+    elif command == "listen":
+        token, doc, ready = sys.argv[4], sys.argv[5], sys.argv[6]
+        with connect(port, ca) as sock:
+            rest = upgrade(sock, port, token)
+            if rest is None:
+                return 1
+            send_text(sock, ('{"type": "listen", "id": "d", "doc": "%s"}' % doc).encode())
+            try:
+                while True:
+                    opcode, payload, rest = read_frame_and_rest(sock, rest)
+                    if opcode == 8:
+                        print("close", int.from_bytes(payload[:2], "big") if len(payload) >= 2 else "none", flush=True)
+                        break
+                    if opcode == 1:
+                        print(payload.decode(), flush=True)
+                        if b'"snapshot"' in payload and not os.path.exists(ready):
+                            open(ready, "w").close()
+            except (EOFError, socket.timeout, ssl.SSLError, ConnectionResetError) as error:
+                print("ended", error, flush=True)
     else:
         print("unknown command", command)
         return 2

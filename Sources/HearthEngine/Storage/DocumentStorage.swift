@@ -31,8 +31,9 @@ public protocol DocumentStorage: AnyObject, Sendable {
     func add(commitObserver observer: any CommitObserver)
     /// Stops telling an observer of commits.
     func remove(commitObserver observer: any CommitObserver)
-    /// Records where the server that holds the data folder answers, so that tools act through it.
-    func recordOwnerAddress(_ address: String)
+    /// Records where the server that holds the data folder answers (and, for HTTPS, the absolute path of the
+    /// certificate file it serves), so that tools act through it.
+    func recordOwnerAddress(_ address: String, certificate: String?)
     /// Finishes queued work and releases the storage.
     func close()
     /// Documents fetched by scans (queries, aggregations, listings, listener loads) since the storage opened.

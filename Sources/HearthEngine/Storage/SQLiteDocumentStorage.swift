@@ -52,7 +52,9 @@ package final class SQLiteDocumentStorage: DocumentStorage {
 
     package func remove(commitObserver observer: any CommitObserver) { store.remove(commitObserver: observer) }
 
-    package func recordOwnerAddress(_ address: String) { store.recordOwnerAddress(address) }
+    package func recordOwnerAddress(_ address: String, certificate: String?) {
+        store.recordOwnerAddress(address, certificate: certificate)
+    }
 
     package func close() { store.close() }
 
