@@ -248,6 +248,22 @@ enum Schema {
         CREATE INDEX function_events_by_key ON function_events(ordering_key, seq) WHERE dead_at IS NULL;
         CREATE INDEX function_events_dead ON function_events(seq) WHERE dead_at IS NOT NULL;
         """,
+        // Function timers armed by documents (one row per timer and document, replaced when the document's field
+        // changes, removed when it fires or is dropped), read by due time; and the last slot each schedule fired.
+        """
+        CREATE TABLE function_timers (
+            name TEXT NOT NULL,
+            path TEXT NOT NULL,
+            due_at INTEGER NOT NULL,
+            PRIMARY KEY (name, path)
+        ) WITHOUT ROWID;
+        CREATE INDEX function_timers_due ON function_timers(due_at);
+        CREATE TABLE function_schedules (
+            name TEXT PRIMARY KEY,
+            spec TEXT NOT NULL,
+            last_slot INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The schema version that created the field index.
