@@ -32,7 +32,7 @@ import Testing
               why: "not again at its second occurrence (CET)"),
         .init(cron: "*/30 * * * *", zone: "Europe/Paris", after: "2026-10-25T00:45:00Z", next: "2026-10-25T02:00:00Z",
               why: "the repeated hour's times fired in its first pass; next is 03:00 CET"),
-        .init(cron: "0 9 * * *", zone: "Europe/Paris", after: "2026-10-25T07:00:00Z", next: "2026-10-26T08:00:00Z",
+        .init(cron: "0 9 * * *", zone: "Europe/Paris", after: "2026-10-25T07:00:00Z", next: "2026-10-25T08:00:00Z",
               why: "09:00 is an hour later in UTC once summer time ends"),
         .init(cron: "30 2 * * *", zone: "America/New_York", after: "2026-03-07T12:00:00Z", next: "2026-03-08T07:00:00Z",
               why: "02:30 does not exist: 03:00 EDT"),
