@@ -161,6 +161,9 @@ public final class Database: Sendable {
             }
             if !events.isEmpty { try context.addFunctionEvents(events) }
         }
+        if let triggers, !triggers.timers.isEmpty {
+            for i in order { try triggers.armTimers(path: slots[i].path, before: slots[i].read, after: slots[i].current, in: context) }
+        }
         return CommitResult(writeResults: results, commitTime: commitTime)
     }
 

@@ -64,6 +64,8 @@ public enum Outcome: Sendable {
     case file(FileOutcome)
     /// Function events read.
     case functionEvents([FunctionEventRecord])
+    /// What a run of timers or schedules did.
+    case functionClock(FunctionClockOutcome)
 }
 
 /// Where an operation's reads may run.

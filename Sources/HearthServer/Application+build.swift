@@ -91,6 +91,7 @@ public func buildApplication(
         let decisions = database.rules.program?.readDecisionStatistics
         metrics.readDecisionsHeld.set(Double(decisions?.held ?? 0))
         metrics.readDecisionsReused.set(Double(decisions?.reused ?? 0))
+        await metrics.reportTimers(database)
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))

@@ -16,8 +16,9 @@ func loadFunctions(_ configuration: ServerConfiguration) throws(HearthError) -> 
 struct FunctionServices {
     var reloader: FileReloader?
     var delivery: FunctionDeliveryService?
+    var clock: FunctionClockService?
 
-    var all: [any Service] { [reloader as (any Service)?, delivery].compactMap { $0 } }
+    var all: [any Service] { [reloader as (any Service)?, delivery, clock].compactMap { $0 } }
 }
 
 /// Puts the functions file in force and returns the services that keep it in step with the file and deliver
@@ -27,21 +28,22 @@ func installFunctions(_ file: FunctionsFile?, _ configuration: ServerConfigurati
     database.functions.install(file)
     guard let path = configuration.functionsFile, let file else { return FunctionServices() }
     logger.info("functions loaded", metadata: ["file": "\(path)", "endpoints": "\(file.endpoints.count)",
-                                               "triggers": "\(file.triggers.count)"])
-    if !file.schedules.isEmpty || !file.timers.isEmpty {
-        logger.warning("the functions file declares schedules or timers, which this version does not run yet",
-                       metadata: ["schedules": "\(file.schedules.count)", "timers": "\(file.timers.count)"])
-    }
+                                               "triggers": "\(file.triggers.count)", "schedules": "\(file.schedules.count)",
+                                               "timers": "\(file.timers.count)"])
     var reloader = FileReloader.Configuration()
     reloader.pollInterval = configuration.rulesPollInterval
     let wakeup = FunctionsWakeup()
     database.storage.add(commitObserver: wakeup)
     database.functions.onCommittedEvents { wakeup.signal() }
+    let clockWakeup = FunctionsWakeup()
+    database.storage.add(commitObserver: clockWakeup)
     return FunctionServices(
         reloader: FileReloader(path: path, what: "functions", configuration: reloader, logger: logger) { path in
             try database.functions.load(file: path)
         },
         delivery: FunctionDeliveryService(database: database, settings: configuration.functions, wakeup: wakeup,
                                           tokens: IdentityTokens(auth: auth, lifetime: configuration.functions.identityTokenLifetime),
-                                          metrics: metrics, logger: logger))
+                                          metrics: metrics, logger: logger),
+        clock: FunctionClockService(database: database, clock: configuration.functionsClock, wakeup: clockWakeup, delivery: wakeup,
+                                    metrics: metrics, logger: logger))
 }

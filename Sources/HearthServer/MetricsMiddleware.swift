@@ -24,6 +24,9 @@ public final class ServerMetrics: Sendable {
     let pushFailed: Counter
     let pushDead: Counter
     let pushDroppedTokens: Counter
+    let functionTimersPending: Gauge
+    let functionTimersFired: Counter
+    let functionScheduleRuns: Counter
     static let buckets: [Duration] = [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -57,6 +60,10 @@ public final class ServerMetrics: Sendable {
         pushDead = registry.counter("hearth_push_dead", "Push notifications given up on (dead)")
         pushDroppedTokens = registry.counter("hearth_push_dropped_tokens",
             "Push devices dropped because APNs or FCM reported their token unregistered or invalid")
+        functionTimersPending = registry.gauge("hearth_function_timers_pending", "Function timers armed and not yet fired")
+        functionTimersFired = registry.counter("hearth_function_timers_fired", "Function timers that came due and queued their event")
+        functionScheduleRuns = registry.counter("hearth_function_schedule_runs",
+            "Schedule slots that queued their event (a run missed while stopped counts once)")
         functionDeliveryLatency = registry.makeDurationHistogram(
             descriptor: MetricNameDescriptor(metricName: "hearth_function_delivery_latency", unitName: "seconds",
                                              helpText: "Time from the commit that recorded a function event to its acknowledgement"),

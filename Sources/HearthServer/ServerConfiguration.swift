@@ -57,6 +57,8 @@ public struct ServerConfiguration: Sendable {
     public var functionsFile: String?
     /// How function events are delivered.
     public var functions = FunctionsSettings()
+    /// The clock function timers and schedules read (tests pass one they move, `ManualClock.function`).
+    public var functionsClock: @Sendable () -> Timestamp = { Timestamp.now() }
     /// Time between sweeps of ended sessions and expired one-time tokens.
     public var sweepInterval: Duration = .seconds(600)
     /// Whether throttles take the client address from `X-Forwarded-For` (its last entry) instead of the

@@ -286,6 +286,22 @@ enum Schema {
         """
         ALTER TABLE auth_sessions ADD COLUMN claims TEXT;
         """,
+        // Function timers armed by documents (one row per timer and document, replaced when the document's field
+        // changes, removed when it fires or is dropped), read by due time; and the last slot each schedule fired.
+        """
+        CREATE TABLE function_timers (
+            name TEXT NOT NULL,
+            path TEXT NOT NULL,
+            due_at INTEGER NOT NULL,
+            PRIMARY KEY (name, path)
+        ) WITHOUT ROWID;
+        CREATE INDEX function_timers_due ON function_timers(due_at);
+        CREATE TABLE function_schedules (
+            name TEXT PRIMARY KEY,
+            spec TEXT NOT NULL,
+            last_slot INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The schema version that created the field index.

@@ -18,8 +18,8 @@ public final class TestDatabase: Sendable {
     /// Opens an engine; `rules` is rules source (nil: no rules, so only the admin passes), `documents` maps
     /// document paths to wire JSON data, `dev` makes denials name the deciding rule.
     public static func open(rules: String? = nil, fileName: String = "test.rules", dev: Bool = true,
-                            documents: [String: String] = [:]) async throws -> TestDatabase {
-        let folder = TestServer.temporaryDirectory()
+                            documents: [String: String] = [:], dataDirectory: String? = nil) async throws -> TestDatabase {
+        let folder = dataDirectory ?? TestServer.temporaryDirectory()
         var configuration = StorageConfiguration(dataDirectory: folder)
         configuration.synchronous = .normal
         configuration.readers = 1
@@ -44,6 +44,11 @@ public final class TestDatabase: Sendable {
         self.database = database
         self.accounts = accounts
         self.dataDirectory = dataDirectory
+    }
+
+    /// Closes the store and keeps its folder, for a test that opens it again (`open(dataDirectory:)`).
+    public func closeKeepingData() {
+        database.storage.close()
     }
 
     /// Closes the store and removes its folder.

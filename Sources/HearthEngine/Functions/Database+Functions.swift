@@ -41,6 +41,8 @@ extension Database {
                 }
                 return .done
             }, completion: completion)
+        case .fireTimers, .timers, .runSchedules:
+            performFunctionClock(operation, completion: completion)
         }
     }
 }

@@ -15,12 +15,20 @@ public enum FunctionsOperation: Sendable {
     case failed(id: String, attempts: Int, nextAttemptAt: Timestamp, error: String, dead: Bool)
     /// A dead event is made pending again, due now.
     case retry(id: String)
+    /// Fires up to `limit` timers due at `now` (the clock of the caller, which tests may move): each becomes an
+    /// event in the transaction that removes it. Answers how many fired and when the next is due.
+    case fireTimers(now: Timestamp, limit: Int)
+    /// When the next timer is due, and (`count`) how many are pending.
+    case timers(count: Bool)
+    /// Runs the schedules of the file in force at `now`: each fires at most once, for its latest slot due.
+    /// Answers how many fired and when the next slot is due.
+    case runSchedules(now: Timestamp)
 
     /// Whether it writes.
     public var writes: Bool {
         switch self {
-        case .events, .event, .due: return false
-        case .delivered, .failed, .retry: return true
+        case .events, .event, .due, .timers: return false
+        case .delivered, .failed, .retry, .fireTimers, .runSchedules: return true
         }
     }
 }

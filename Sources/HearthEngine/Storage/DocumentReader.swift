@@ -43,4 +43,14 @@ public protocol DocumentReader {
     func functionEvents(dead: Bool, after: Int64, limit: Int) throws -> [FunctionEventRecord]
     /// The function event with this id, or nil.
     func functionEvent(id: String) throws -> FunctionEventRecord?
+    /// Up to `limit` function timers due at `now`, earliest first.
+    func dueFunctionTimers(now: Timestamp, limit: Int) throws -> [FunctionTimerRecord]
+    /// When the earliest pending function timer is due, or nil when none is.
+    func nextFunctionTimer() throws -> Timestamp?
+    /// How many function timers are pending.
+    func functionTimerCount() throws -> Int
+    /// When the timer `name` of the document at `path` is due, or nil when it is not armed.
+    func functionTimer(name: String, path: String) throws -> Timestamp?
+    /// What is kept of a schedule (the slot it last fired), or nil when it never ran.
+    func functionSchedule(name: String) throws -> FunctionScheduleState?
 }

@@ -37,4 +37,8 @@ public protocol DocumentWriter {
     /// Makes a dead function event pending again, due and queued at `now`; returns whether it was dead.
     @discardableResult
     func requeueDeadFunctionEvent(id: String, now: Timestamp) throws -> Bool
+    /// Arms the timer `name` of the document at `path` for `due`, replacing its earlier time, or drops it (nil).
+    func setFunctionTimer(name: String, path: String, due: Timestamp?) throws
+    /// Records the slot a schedule last fired.
+    func setFunctionSchedule(name: String, _ state: FunctionScheduleState) throws
 }
