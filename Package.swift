@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "hearth", targets: ["hearth"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
+        .library(name: "HearthClient", targets: ["HearthClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -106,6 +107,19 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCertificateReloading", package: "swift-nio-extras"),
         ], swiftSettings: swiftSettings),
+        // A typed Swift client of the HTTP API (docs/client.md): shares HearthCore's value encoding, knows no server.
+        .target(name: "HearthClient", dependencies: [
+            "HearthCore",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
+        ], swiftSettings: swiftSettings),
         .target(name: "HearthTesting", dependencies: [
             "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer", "HearthFirestoreProtos", "HearthMail",
             "HearthImages", "CVips",
@@ -176,6 +190,9 @@ let package = Package(
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthImages", "HearthTesting",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthClientTests", dependencies: [
+            "HearthClient", "HearthCore", "HearthServer", "HearthTesting",
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthServerTests", dependencies: [
             "HearthCore", "HearthAuth", "HearthStore", "HearthEngine", "HearthServer", "HearthMail", "HearthImages",
