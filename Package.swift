@@ -192,7 +192,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthClientTests", dependencies: [
-            "HearthClient", "HearthCore", "HearthServer", "HearthTesting",
+            "HearthClient", "HearthCore", "HearthAuth", "HearthServer", "HearthTesting",
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthServerTests", dependencies: [
             "HearthCore", "HearthAuth", "HearthStore", "HearthEngine", "HearthServer", "HearthMail", "HearthImages",

@@ -10,13 +10,19 @@ public struct FieldValue: Sendable, Equatable, Codable {
     /// The commit time (the same for every write of a commit).
     public static func serverTimestamp() -> FieldValue { FieldValue(json: .object([("$serverTimestamp", .bool(true))])) }
     /// Adds to the stored number (integer + integer stays an integer, saturating).
+    public static func increment(_ n: Int) -> FieldValue { increment(Int64(n)) }
+    /// Adds to the stored number (integer + integer stays an integer, saturating).
     public static func increment(_ n: Int64) -> FieldValue { FieldValue(json: .object([("$increment", .int(n))])) }
     /// Adds to the stored number (the result is a double).
     public static func increment(_ n: Double) -> FieldValue { FieldValue(json: .object([("$increment", Value.double(n).wireJSON)])) }
     /// The larger of the stored number and `n`.
+    public static func maximum(_ n: Int) -> FieldValue { maximum(Int64(n)) }
+    /// The larger of the stored number and `n`.
     public static func maximum(_ n: Int64) -> FieldValue { FieldValue(json: .object([("$maximum", .int(n))])) }
     /// The larger of the stored number and `n`.
     public static func maximum(_ n: Double) -> FieldValue { FieldValue(json: .object([("$maximum", Value.double(n).wireJSON)])) }
+    /// The smaller of the stored number and `n`.
+    public static func minimum(_ n: Int) -> FieldValue { minimum(Int64(n)) }
     /// The smaller of the stored number and `n`.
     public static func minimum(_ n: Int64) -> FieldValue { FieldValue(json: .object([("$minimum", .int(n))])) }
     /// The smaller of the stored number and `n`.

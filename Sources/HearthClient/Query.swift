@@ -147,6 +147,12 @@ extension QueryBuilding {
     public func whereField(_ field: String, in values: [Any]) -> Query { whereFilter(.whereField(field, in: values)) }
     public func whereField(_ field: String, notIn values: [Any]) -> Query { whereFilter(.whereField(field, notIn: values)) }
 
+    /// Runs the query (`POST /v1/query`).
+    public func getDocuments() async throws(HearthClientError) -> QuerySnapshot { try await query.getDocuments() }
+
+    /// Live snapshots of the query's result (see `Query.snapshots()`).
+    public func snapshots() -> AsyncThrowingStream<QuerySnapshot, any Error> { query.snapshots() }
+
     /// Orders by a field (`__name__` for the document's path).
     public func order(by field: String, descending: Bool = false) -> Query {
         var q = query
