@@ -17,7 +17,8 @@ public final class Hearth: Sendable {
     let credentials: Credentials
 
     /// A client calling with `token` as its bearer token (or without credentials); `httpClient` defaults to
-    /// AsyncHTTPClient's shared client.
+    /// AsyncHTTPClient's shared client. `timeout` bounds each call, connecting included (AsyncHTTPClient
+    /// keeps trying to connect to a server that refuses until then).
     public init(url: URL, token: String? = nil, httpClient: HTTPClient = .shared, timeout: Duration = .seconds(60)) {
         self.url = url
         let seconds = timeout.components
@@ -27,8 +28,8 @@ public final class Hearth: Sendable {
     }
 
     /// A client acting as the owner: the server's admin key bypasses rules (for servers and tools, never apps).
-    public convenience init(url: URL, adminKey: String, httpClient: HTTPClient = .shared) {
-        self.init(url: url, token: adminKey, httpClient: httpClient)
+    public convenience init(url: URL, adminKey: String, httpClient: HTTPClient = .shared, timeout: Duration = .seconds(60)) {
+        self.init(url: url, token: adminKey, httpClient: httpClient, timeout: timeout)
     }
 
     /// Accounts: sign up, sign in, refresh, sign out.

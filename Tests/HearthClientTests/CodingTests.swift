@@ -99,13 +99,12 @@ import Testing
         let error = #expect(throws: HearthClientError.self) { try bad.encode() }
         #expect(error?.code == .invalidArgument)
         #expect(error?.status == nil)
-        #expect(error?.message.contains(place) == true, "\(error?.message ?? "")")
+        #expect(place.isEmpty || error?.message.contains(place) == true, "\(error?.message ?? "")")
         #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
     }
 
-    enum Bad: Sendable, CustomStringConvertible {
+    enum Bad: String, Sendable {
         case tooBig, array, date
-        var description: String { "\(self)" }
 
         func encode() throws {
             struct Big: Codable { var n: UInt64 }

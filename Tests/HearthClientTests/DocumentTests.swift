@@ -154,7 +154,9 @@ import Testing
             #expect(unsupported?.code == .invalidArgument && unsupported?.status == nil, "refused before any request")
             #expect(unsupported?.message.contains("'when'") == true, "\(unsupported?.message ?? "")")
 
-            let closed = Hearth(url: URL(string: "http://127.0.0.1:\(try LoopbackPort.unused())")!, adminKey: server.adminKey)
+            // A port nothing listens on: the call gives up at its timeout.
+            let closed = Hearth(url: URL(string: "http://127.0.0.1:\(try LoopbackPort.unused())")!, adminKey: server.adminKey,
+                                timeout: .seconds(1))
             let unreachable = await #expect(throws: HearthClientError.self) { try await closed.document("posts/p").getDocument() }
             #expect(unreachable?.code == .unavailable && unreachable?.status == nil)
         }

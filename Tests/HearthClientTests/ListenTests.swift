@@ -85,7 +85,12 @@ import Testing
         try await db.document("feed/n5").setData(["v": 0])
         let all = try await feed.wait("n5") { Self.changes($0).contains("added:n5") }
 
-        #expect(Self.changes(all) == ["added:n0", "added:n1", "added:n2", "added:n3", "added:n4", "modified:n0", "removed:n1", "added:n5"])
+        // The writes made across the restart may come as one snapshot (removals first) or several.
+        let changes = Self.changes(all)
+        #expect(changes.count == 8, "\(changes)")
+        #expect(Array(changes.prefix(4)) == ["added:n0", "added:n1", "added:n2", "added:n3"])
+        #expect(Set(changes.dropFirst(4).prefix(3)) == ["added:n4", "modified:n0", "removed:n1"])
+        #expect(changes.last == "added:n5")
         #expect(all.last?.documents.map { $0.documentID } == ["n0", "n2", "n3", "n4", "n5"])
         #expect(!all.contains { $0.isReset })
         #expect(feed.ended == nil, "the stream is still open")
