@@ -97,7 +97,7 @@ import Testing
             do {
                 try await db.document("posts/missing").updateData(["likes": 1])
             } catch let error as HearthClientError where error.code == .notFound {
-                print(error.status ?? 0, error.message)         // 404 "document posts/missing does not exist" (the server's words)
+                print(error.status ?? 0, error.message)         // 404 and the server's words: no document to update at posts/missing
             }
 
             #expect(post.id == "p1" && post.createdAt != nil && snapshot.exists)
