@@ -3,6 +3,7 @@ import HearthCore
 import HummingbirdWSClient
 import Logging
 import NIOConcurrencyHelpers
+import NIOHTTP1
 import NIOSSL
 import NIOWebSocket
 import HTTPTypes
@@ -60,8 +61,9 @@ final class Listener: @unchecked Sendable {
     enum Outcome {
         /// The target is gone for good (an error frame with its id, or credentials that cannot be renewed).
         case failed(HearthClientError)
-        /// The connection dropped; `progressed` when a snapshot came on it, `error` the last one the server sent.
-        case dropped(progressed: Bool, error: HearthClientError?)
+        /// The connection dropped (or was never upgraded: `refused`); `progressed` when a snapshot came on it,
+        /// `error` the last one the server sent.
+        case dropped(progressed: Bool, error: HearthClientError?, refused: Bool)
     }
 
     func run() async {
@@ -76,8 +78,9 @@ final class Listener: @unchecked Sendable {
             case .failed(let error):
                 continuation.finish(throwing: error)
                 return
-            case .dropped(let progressed, let error):
+            case .dropped(let progressed, var error, let refused):
                 failures = progressed ? 0 : failures + 1
+                if refused, failures >= 2, let token, error == nil { error = await Self.refusal(of: token, hearth: hearth) }
                 if let error, error.code == .unauthenticated {
                     // An expired or revoked token: a session renews it; a token handed over cannot be renewed.
                     guard case .session = await hearth.credentials.mode, let token,
@@ -96,6 +99,18 @@ final class Listener: @unchecked Sendable {
         continuation.finish()
     }
 
+    /// Why upgrades keep failing, when it is the token: the server refuses an upgrade whose token does not work
+    /// with `401` before any frame, which the WebSocket client does not pass on, so an HTTP call with the same
+    /// token tells. Nil when the token works (or the server cannot be reached).
+    static func refusal(of token: String, hearth: Hearth) async -> HearthClientError? {
+        do throws(HearthClientError) {
+            _ = try await hearth.transport.send(.GET, "/v1/auth/me", token: token)
+            return nil
+        } catch {
+            return error.status == 401 ? error : nil
+        }
+    }
+
     private func connectOnce(token: String?) async -> Outcome {
         var components = URLComponents(url: hearth.url, resolvingAgainstBaseURL: false) ?? URLComponents()
         let secure = components.scheme == "https"
@@ -110,6 +125,7 @@ final class Listener: @unchecked Sendable {
             try await WebSocketClient.connect(url: url, configuration: configuration,
                                               tlsConfiguration: secure ? TLSConfiguration.makeClientConfiguration() : nil,
                                               logger: Logger(label: "hearth.client.listen")) { inbound, outbound, _ in
+                state.upgraded = true
                 self.outbound.withLockedValue { $0 = outbound }
                 defer { self.outbound.withLockedValue { $0 = nil } }
                 guard case .object(let targetPairs) = self.target else { return }
@@ -148,11 +164,12 @@ final class Listener: @unchecked Sendable {
             // Could not connect, or the connection broke: tried again.
         }
         if let failure = state.failure { return .failed(failure) }
-        return .dropped(progressed: state.progressed, error: state.lastError)
+        return .dropped(progressed: state.progressed, error: state.lastError, refused: !state.upgraded)
     }
 
     /// What one connection's handler found, read after it returns.
     private final class ConnectionState: @unchecked Sendable {
+        var upgraded = false
         var progressed = false
         var failure: HearthClientError?
         var lastError: HearthClientError?

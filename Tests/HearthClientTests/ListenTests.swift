@@ -122,6 +122,18 @@ import Testing
         }
     }
 
+    /// A listener whose token the server refuses at the upgrade ends with `unauthenticated` rather than trying
+    /// for ever.
+    @Test func aTokenThatDoesNotWorkEndsTheStream() async throws {
+        try await TestServer.with(configure: { $0.useTestAccounts() }) { server, _ in
+            let forged = AsyncCollector(Hearth(url: Self.url(server), token: "hat_not_a_token").collection("notes").snapshots())
+            defer { forged.cancel() }
+            await #expect(throws: ExpectationFailure.self) { try await forged.wait("a snapshot") { !$0.isEmpty } }
+            let error = try #require(forged.ended ?? nil) as? HearthClientError
+            #expect(error?.code == .unauthenticated && error?.status == 401)
+        }
+    }
+
     /// A target the server ends (here: the rules deny it) ends the stream with the typed error.
     @Test func aDeniedTargetEndsTheStreamWithTheError() async throws {
         try await TestServer.with { server, _ in
