@@ -4,6 +4,7 @@
 import AsyncHTTPClient
 import Foundation
 import HearthCore
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
@@ -15,6 +16,9 @@ public final class Hearth: Sendable {
     public let url: URL
     let transport: Transport
     let credentials: Credentials
+    /// How many listen connections this client's listeners have opened (upgrades done), for tests.
+    let listenConnections = NIOLockedValueBox(0)
+    var openedListenConnections: Int { listenConnections.withLockedValue { $0 } }
 
     /// A client calling with `token` as its bearer token (or without credentials); `httpClient` defaults to
     /// AsyncHTTPClient's shared client. `timeout` bounds each call, connecting included (AsyncHTTPClient

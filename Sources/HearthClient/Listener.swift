@@ -126,6 +126,7 @@ final class Listener: @unchecked Sendable {
                                               tlsConfiguration: secure ? TLSConfiguration.makeClientConfiguration() : nil,
                                               logger: Logger(label: "hearth.client.listen")) { inbound, outbound, _ in
                 state.upgraded = true
+                self.hearth.listenConnections.withLockedValue { $0 += 1 }
                 self.outbound.withLockedValue { $0 = outbound }
                 defer { self.outbound.withLockedValue { $0 = nil } }
                 guard case .object(let targetPairs) = self.target else { return }

@@ -1,6 +1,6 @@
 import Foundation
 import HearthAuth
-import HearthClient
+@testable import HearthClient
 import HearthCore
 import HearthServer
 import HearthTesting
@@ -97,10 +97,11 @@ import Testing
     }
 
     /// A listener of a signed-in user outlives its access token: the client refreshes the session and sends the
-    /// new token on the socket (or, failing that, reconnects and resumes), so changes keep arriving.
+    /// new token on the open socket (`auth`) before the old one expires, so changes keep arriving on the one
+    /// connection.
     @Test func aSignedInListenerOutlivesItsAccessToken() async throws {
         let file = try AccountTests.rulesFile()
-        let lifetime: Int64 = 6
+        let lifetime: Int64 = 9
         try await TestServer.with(configure: { $0.rulesFile = file; $0.useTestAccounts(); $0.auth.accessTokenLifetime = .seconds(lifetime) }) { server, _ in
             let db = Hearth(url: Self.url(server))
             try await db.auth.createUser(withEmail: "cy@example.com", password: "a long password")
@@ -117,6 +118,7 @@ import Testing
                 try await Task.sleep(for: .seconds(Double(lifetime) / 3))
             }
             #expect(try await db.auth.idToken() != first)
+            #expect(db.openedListenConnections == 1, "each refreshed token went over the open socket")
             #expect(Self.changes(notes.collected) == expected)
             #expect(notes.ended == nil)
         }
