@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
         // Function handlers as Swift closures, served over HTTP (docs/functions-swift.md).
         .library(name: "HearthFunctions", targets: ["HearthFunctions"]),
+        .library(name: "HearthClient", targets: ["HearthClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -124,6 +125,19 @@ let package = Package(
         .executableTarget(name: "prolific-functions", dependencies: [
             "HearthFunctions", "HearthCore",
         ], path: "examples/ProlificFunctions", exclude: ["functions.json"], swiftSettings: swiftSettings),
+        // A typed Swift client of the HTTP API (docs/client.md): shares HearthCore's value encoding, knows no server.
+        .target(name: "HearthClient", dependencies: [
+            "HearthCore",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
+        ], swiftSettings: swiftSettings),
         .target(name: "HearthTesting", dependencies: [
             "HearthCore", "HearthRules", "HearthAuth", "HearthEngine", "HearthServer", "HearthFirestoreProtos", "HearthMail",
             "HearthImages", "CVips",
@@ -212,6 +226,9 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
+        ], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthClientTests", dependencies: [
+            "HearthClient", "HearthCore", "HearthAuth", "HearthServer", "HearthTesting",
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthServerTests", dependencies: [
             "HearthCore", "HearthAuth", "HearthStore", "HearthEngine", "HearthServer", "HearthMail", "HearthImages",

@@ -1,0 +1,82 @@
+import Foundation
+import HearthCore
+
+/// The writes of `/v1/commit` (docs/api.md, Commits), built in one place for references, batches and transactions.
+enum WriteBuilder {
+    enum Merge { case none, all, fields([String]) }
+
+    static func set(_ path: String, fields: [(String, JSON)], merge: Merge) -> JSON {
+        var write: [(String, JSON)] = [("set", .string(path)), ("data", .object(fields))]
+        switch merge {
+        case .none: break
+        case .all: write.append(("merge", .bool(true)))
+        case .fields(let names): write.append(("merge", .array(names.map { .string($0) })))
+        }
+        return .object(write)
+    }
+
+    static func create(_ path: String, fields: [(String, JSON)]) -> JSON {
+        .object([("create", .string(path)), ("data", .object(fields))])
+    }
+
+    /// An update: the keys are field paths, kept as given.
+    static func update(_ path: String, fields: [String: Any]) throws(HearthClientError) -> JSON {
+        var data: [(String, JSON)] = []
+        for key in fields.keys.sorted() { data.append((key, try Wire.json(any: fields[key]!, at: key))) }
+        return .object([("update", .string(path)), ("data", .object(data))])
+    }
+
+    static func delete(_ path: String) -> JSON { .object([("delete", .string(path))]) }
+}
+
+/// Writes committed together, atomically, in order (Firestore's `WriteBatch`; at most 500).
+public final class WriteBatch: @unchecked Sendable {
+    let hearth: Hearth
+    private var writes: [JSON] = []
+    private var problem: HearthClientError?
+    private let lock = NSLock()
+
+    init(hearth: Hearth) { self.hearth = hearth }
+
+    private func add(_ make: () throws(HearthClientError) -> JSON) -> WriteBatch {
+        lock.withLock {
+            do throws(HearthClientError) { writes.append(try make()) } catch { problem = problem ?? error }
+        }
+        return self
+    }
+
+    @discardableResult
+    public func setData(_ data: [String: Any], forDocument document: DocumentReference, merge: Bool = false) -> WriteBatch {
+        add { () throws(HearthClientError) in WriteBuilder.set(document.path, fields: try Wire.pairs(data, at: nil), merge: merge ? .all : .none) }
+    }
+
+    @discardableResult
+    public func setData<T: Encodable>(from value: T, forDocument document: DocumentReference, merge: Bool = false) -> WriteBatch {
+        add { () throws(HearthClientError) in
+            WriteBuilder.set(document.path, fields: try HearthEncoder().encodeDocument(value), merge: merge ? .all : .none)
+        }
+    }
+
+    @discardableResult
+    public func updateData(_ fields: [String: Any], forDocument document: DocumentReference) -> WriteBatch {
+        add { () throws(HearthClientError) in try WriteBuilder.update(document.path, fields: fields) }
+    }
+
+    @discardableResult
+    public func deleteDocument(_ document: DocumentReference) -> WriteBatch {
+        add { () throws(HearthClientError) in WriteBuilder.delete(document.path) }
+    }
+
+    /// Commits the writes: all apply, or none (the error names the write that failed).
+    @discardableResult
+    public func commit() async throws(HearthClientError) -> CommitResult {
+        let (writes, problem) = lock.withLock { (self.writes, self.problem) }
+        if let problem { throw problem }
+        return try await hearth.commit(writes)
+    }
+}
+
+extension Hearth {
+    /// A batch of writes to commit together.
+    public func batch() -> WriteBatch { WriteBatch(hearth: self) }
+}
