@@ -96,7 +96,7 @@ def paced_creates(port, rate, duration, threads=4):
             conn.request("POST", "/v1/docs/events", BODY, headers)
             r = conn.getresponse()
             r.read()
-            if r.status == 200:
+            if 200 <= r.status < 300:
                 created[k] += 1
             i += 1
 

@@ -73,13 +73,10 @@ final class APNsClient: Sendable {
         request.headers.add(name: "apns-priority", value: alert ? "10" : "5")
         request.headers.add(name: "content-type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: body.serialized()))
-        let response: HTTPClientResponse
-        let answer: ByteBuffer
-        do {
-            response = try await http.execute(request, timeout: .seconds(30))
-            answer = try await response.body.collect(upTo: 64 * 1024)
-        } catch {
-            return .retry(PushOutcome.redacted("APNs unreachable: \(error)", token, jwt), after: nil)
+        let response: HTTPClientResponse, answer: ByteBuffer
+        switch await PushOutcome.exchange(request, on: http, service: "APNs", hiding: token, jwt) {
+        case .answered(let r, let a): (response, answer) = (r, a)
+        case .unreachable(let outcome): return outcome
         }
         if response.status == .ok { return .delivered }
         let reason: String = {

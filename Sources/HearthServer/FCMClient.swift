@@ -126,13 +126,10 @@ final class FCMClient: Sendable {
         request.headers.add(name: "authorization", value: "Bearer \(bearer)")
         request.headers.add(name: "content-type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: Self.message(token: token, content: content).serialized()))
-        let response: HTTPClientResponse
-        let answer: ByteBuffer
-        do {
-            response = try await http.execute(request, timeout: .seconds(30))
-            answer = try await response.body.collect(upTo: 64 * 1024)
-        } catch {
-            return .retry(PushOutcome.redacted("FCM unreachable: \(error)", token, bearer), after: nil)
+        let response: HTTPClientResponse, answer: ByteBuffer
+        switch await PushOutcome.exchange(request, on: http, service: "FCM", hiding: token, bearer) {
+        case .answered(let r, let a): (response, answer) = (r, a)
+        case .unreachable(let outcome): return outcome
         }
         if response.status == .ok { return .delivered }
         let error = (try? JSON.parse(Array(answer.readableBytesView)))?["error"]

@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Foundation
 import HearthCore
+import NIOCore
 
 /// What became of one attempt to hand a notification to APNs or FCM.
 enum PushOutcome: Sendable, Equatable {
@@ -27,7 +29,27 @@ enum PushOutcome: Sendable, Equatable {
     }
 
     /// An error's text with a token taken out, so that no log or stored reason carries it.
-    static func redacted(_ text: String, _ secrets: String...) -> String {
+    static func redacted(_ text: String, _ secrets: String...) -> String { redacted(text, hiding: secrets) }
+
+    static func redacted(_ text: String, hiding secrets: [String]) -> String {
         secrets.filter { !$0.isEmpty }.reduce(text) { $0.replacingOccurrences(of: $1, with: "<redacted>") }
     }
+
+    /// Sends one request to a push service and reads its answer (64 KiB at most); an unreachable service is a
+    /// `.retry` naming `service`, with the secrets taken out of the error's text.
+    static func exchange(_ request: HTTPClientRequest, on http: HTTPClient, service: String,
+                         hiding secrets: String...) async -> PushExchange {
+        do {
+            let response = try await http.execute(request, timeout: .seconds(30))
+            return .answered(response, try await response.body.collect(upTo: 64 * 1024))
+        } catch {
+            return .unreachable(.retry(redacted("\(service) unreachable: \(error)", hiding: secrets), after: nil))
+        }
+    }
+}
+
+/// A push service's answer to one request, or the outcome when it could not be reached.
+enum PushExchange {
+    case answered(HTTPClientResponse, ByteBuffer)
+    case unreachable(PushOutcome)
 }

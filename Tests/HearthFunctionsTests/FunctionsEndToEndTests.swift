@@ -59,17 +59,6 @@ import Testing
         _ = await running.result
     }
 
-    /// Waits until the admin endpoint lists events in `state` that satisfy `done`.
-    static func waitForEvents(_ client: HearthClient, _ state: String, until done: ([JSON]) -> Bool) async throws -> [JSON] {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            if case .array(let events)? = try await client.get("/v1/functions/events?state=\(state)").json?["events"], done(events) {
-                return events
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw ExpectationFailure("the \(state) events did not reach the expected state: \(try await client.get("/v1/functions/events?state=\(state)").text)")
-    }
 
     @Test func aHandlersWritesAreCommittedOnceThoughTheFirstAttemptFailed() async throws {
         struct Round: Codable { var title: String }
@@ -86,7 +75,7 @@ import Testing
         }
         try await Self.with(functions) { client in
             #expect(try await client.put("/v1/docs/threads/t1/rounds/r1", #"{"title": "Round one"}"#).status == 200)
-            _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
             let thread = try await client.get("/v1/docs/threads/t1").json
             #expect(thread?["data"]?["rounds"] == .int(1))
             #expect(thread?["data"]?["latestTitle"]?.stringValue == "Round one")
@@ -104,10 +93,10 @@ import Testing
         try await Self.with(ProlificHandlers.functions()) { client in
             #expect(try await client.put("/v1/docs/threads/t1/rounds/r1",
                                          #"{"title": "Round one", "closesAt": {"$timestamp": "2026-12-01T09:00:00Z"}}"#).status == 200)
-            _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
             #expect(try await client.patch("/v1/docs/threads/t1/rounds/r1", #"{"title": "Round one, again"}"#).status == 200)
             #expect(try await client.put("/v1/docs/threads/t1/rounds/r2", #"{"title": "Round two"}"#).status == 200)
-            _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
             let thread = try await client.get("/v1/docs/threads/t1").json?["data"]
             #expect(thread == .object([("latestRound", .string("r2")), ("latestTitle", .string("Round two")), ("rounds", .int(2))]),
                     "\(String(describing: thread))")
@@ -121,7 +110,7 @@ import Testing
         functions.onDocumentWritten("threads/{threadId}/rounds/{roundId}") { event in _ = log.add(event.id) }
         try await Self.with(functions, serverSecret: Self.secret()) { client in
             #expect(try await client.put("/v1/docs/threads/t1/rounds/r1", "{}").status == 200)
-            let pending = try await Self.waitForEvents(client, "pending") { events in
+            let pending = try await client.functionEvents("pending") { events in
                 events.contains { event in
                     if case .int(let attempts)? = event["attempts"] { return attempts >= 2 }
                     return false

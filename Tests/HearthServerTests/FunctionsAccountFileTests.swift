@@ -87,7 +87,7 @@ import Testing
             // A refused sign-up (the email is taken) records nothing.
             #expect(try await client.signUp("ann@example.com", "correct horse battery").status == 409)
             let requests = try await receiver.waitForRequests(expected.count)
-            _ = try await FunctionsDeliveryTests.waitForEvents(client, "pending") { $0.isEmpty }
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
             #expect(receiver.received().count == expected.count)
             #expect(requests.allSatisfy { $0.verified }, "\(requests.compactMap(\.error))")
             let seen = requests.map { ($0.json["type"]?.stringValue ?? "", $0.json["user"]?["uid"]?.stringValue ?? "") }
@@ -112,7 +112,7 @@ import Testing
             #expect(try await client.delete("/v1/files/photos/ann/cat.png").status == 204)
             #expect(try await client.request(.put, "/v1/files/other/x.txt", body: [1], contentType: "text/plain").status == 201)
             let requests = try await receiver.waitForRequests(4)
-            _ = try await FunctionsDeliveryTests.waitForEvents(client, "pending") { $0.isEmpty }
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
             #expect(receiver.received().count == 4)
             #expect(requests.allSatisfy { $0.verified }, "\(requests.compactMap(\.error))")
             let bodies = requests.map(\.json)
@@ -147,10 +147,10 @@ import Testing
             #expect(try await client.put("/v1/docs/posts/p1", "{}").status == 200)
             let first = try await receiver.waitForRequests(1)
             // The stored event holds no token: the admin endpoint shows it without one.
-            let pending = try await FunctionsDeliveryTests.waitForEvents(client, "pending") { $0.count == 1 }
+            let pending = try await client.functionEvents("pending") { $0.count == 1 }
             #expect(pending[0]["event"]?["auth"] == nil && pending[0]["event"]?["name"]?.stringValue == "postCreated")
             try receiver.answer([], then: .init(status: 200))
-            _ = try await FunctionsDeliveryTests.waitForEvents(client, "pending") { $0.isEmpty }
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
             let requests = receiver.received()
             #expect(requests.allSatisfy { $0.verified }, "\(requests.compactMap(\.error))")
             #expect(requests.allSatisfy { $0.id == first[0].id })
@@ -190,7 +190,7 @@ import Testing
             let delivered = all.filter { $0.status == 200 }
             #expect(delivered.map(\.id) == [refused[0].id] && delivered.allSatisfy { $0.verified })
             #expect(delivered.first?.json["user"]?["uid"]?.stringValue == "u1")
-            _ = try await FunctionsDeliveryTests.waitForEvents(restarted.client(), "pending") { $0.isEmpty }
+            _ = try await restarted.client().functionEvents("pending") { $0.isEmpty }
             restarted.signal(SIGTERM)
             _ = try await restarted.waitForExit()
         } catch {
@@ -218,7 +218,7 @@ import Testing
             }
             let server = try await TestServer.start(dataDirectory: folder, configure: FunctionsDeliveryTests.configure(file))
             let requests = try await receiver.waitForRequests(2)
-            _ = try await FunctionsDeliveryTests.waitForEvents(server.client(), "pending") { $0.isEmpty }
+            _ = try await server.client().functionEvents("pending") { $0.isEmpty }
             await server.stop()
             #expect(requests.map { "\($0.json["type"]?.stringValue ?? "") \($0.json["user"]?["uid"]?.stringValue ?? "")" }
                     == ["user.created ann", "user.deleted ann"])

@@ -63,7 +63,7 @@ import Testing
                 #expect(first[0].json["time"]?.stringValue == "2026-11-26T07:45:00.000000Z")
                 #expect(first[0].json["params"] == .object([("postId", .string("p1"))]))
                 #expect(first[0].json["document"]?["after"]?["data"]?["title"]?.stringValue == "Hello")
-                _ = try await FunctionsDeliveryTests.waitForEvents(client, "pending") { $0.isEmpty }
+                _ = try await client.functionEvents("pending") { $0.isEmpty }
                 #expect(try await client.get("/v1/docs/posts/p1").json?["data"]?["published"] == .bool(true))
                 clock.advance(seconds: 3 * 86_400)  // three days later (29 Nov 08:50 Paris), past three 09:00s: one reminder, for the 28th
                 let all = try await receiver.waitForRequests(2)
@@ -71,7 +71,7 @@ import Testing
                 #expect(all[1].json["type"]?.stringValue == "schedule")
                 #expect(all[1].json["schedule"] == .object([("name", .string("dailyReminder")),
                                                             ("scheduledTime", .string("2026-11-28T08:00:00.000000Z"))]))
-                _ = try await FunctionsDeliveryTests.waitForEvents(client, "pending") { $0.isEmpty }
+                _ = try await client.functionEvents("pending") { $0.isEmpty }
                 #expect(receiver.received().count == 2)
                 let metrics = try await client.get("/metrics").text
                 #expect(metrics.contains("hearth_function_timers_pending 0"))

@@ -49,17 +49,6 @@ import Testing
         }
     }
 
-    /// Waits until the admin endpoint lists events in `state` that satisfy `done`.
-    static func waitForEvents(_ client: HearthClient, _ state: String, until done: ([JSON]) -> Bool) async throws -> [JSON] {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            if case .array(let events)? = try await client.get("/v1/functions/events?state=\(state)").json?["events"], done(events) {
-                return events
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw ExpectationFailure("the \(state) events did not reach the expected state: \(try await client.get("/v1/functions/events?state=\(state)").text)")
-    }
 
     @Test func createUpdateDeleteArriveSignedInOrderWithParamsAndBeforeAfter() async throws {
         try await Self.with { receiver, _, client in
@@ -82,7 +71,7 @@ import Testing
             #expect(bodies[2]["document"]?["before"]?["data"]?["title"]?.stringValue == "final")
             #expect(bodies[2]["document"]?["after"] == .null)
             #expect(requests.allSatisfy { $0.headers["content-type"] == "application/json" && $0.headers["webhook-timestamp"] != nil })
-            _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
             // Nothing more arrives for other/x (no trigger matches it).
             #expect(receiver.received().count == 3)
         }
@@ -96,7 +85,7 @@ import Testing
             #expect(requests.map(\.status) == [500, 204])
             #expect(requests[0].id == requests[1].id && requests[0].body == requests[1].body)
             #expect(requests.allSatisfy { $0.verified })
-            _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
         }
     }
 
@@ -107,7 +96,7 @@ import Testing
             #expect(try await client.put("/v1/docs/posts/p1", "{}").status == 200)
             #expect(try await client.put("/v1/docs/posts/p2", "{}").status == 200)
             _ = try await receiver.waitForRequests(2)
-            _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
             #expect(try await client.get("/v1/docs/counters/posts").json?["data"]?["n"] == .int(2))
             #expect(receiver.received().count == 2)
             let metrics = try await client.get("/metrics").text
@@ -120,7 +109,7 @@ import Testing
             try receiver.answer([.init(status: 200, body: #"{"writes": [{"update": "missing/x", "data": {"a": 1}}]}"#)],
                                 then: .init(status: 200))
             #expect(try await client.put("/v1/docs/posts/p1", "{}").status == 200)
-            let dead = try await Self.waitForEvents(client, "dead") { $0.count == 1 }
+            let dead = try await client.functionEvents("dead") { $0.count == 1 }
             let id = try #require(dead[0]["id"]?.stringValue)
             #expect(dead[0]["lastError"]?.stringValue?.hasPrefix("the answer's writes were not committed: no document to update at missing/x") == true)
             #expect(dead[0]["event"]?["params"] == .object([("postId", .string("p1"))]))
@@ -131,8 +120,8 @@ import Testing
             #expect(try await client.post("/v1/functions/events/\(id)/retry", "").status == 200)
             let requests = try await receiver.waitForRequests(2)
             #expect(requests[1].id == id && requests[1].verified)
-            _ = try await Self.waitForEvents(client, "dead") { $0.isEmpty }
-            _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
+            _ = try await client.functionEvents("dead") { $0.isEmpty }
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
         }
     }
 
@@ -158,7 +147,7 @@ import Testing
             let delivered = all.filter { $0.status == 200 }
             #expect(Set(delivered.map(\.id)) == Set(refused.map(\.id)))
             #expect(delivered.allSatisfy { $0.verified })
-            _ = try await Self.waitForEvents(restarted.client(), "pending") { $0.isEmpty }
+            _ = try await restarted.client().functionEvents("pending") { $0.isEmpty }
             restarted.signal(SIGTERM)
             _ = try await restarted.waitForExit()
         } catch {
@@ -177,7 +166,7 @@ import Testing
             configuration.functions.timeout = .seconds(1)
         }) { _, client in
             #expect(try await client.put("/v1/docs/posts/p1", "{}").status == 200)
-            let dead = try await Self.waitForEvents(client, "dead") { $0.count == 1 }
+            let dead = try await client.functionEvents("dead") { $0.count == 1 }
             let reason = dead[0]["lastError"]?.stringValue ?? ""
             #expect(reason.hasPrefix("connection refused (gave up after"), "\(reason)")
             if case .int(let attempts)? = dead[0]["attempts"] { #expect(attempts >= 2) } else { Issue.record("no attempts") }
@@ -191,7 +180,7 @@ import Testing
             #expect(try await client.put("/v1/docs/posts/p1", "{}").status == 200)
             let requests = try await receiver.waitForRequests(2)
             #expect(requests[0].id == requests[1].id)
-            _ = try await Self.waitForEvents(client, "pending") { $0.isEmpty }
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
         } configure: { $0.functions.timeout = .milliseconds(500) }
     }
 
