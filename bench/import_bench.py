@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""`hearth import` of a generated NDJSON file into a fresh data folder: documents per second and peak RSS.
+"""`hearth import` of a generated NDJSON file into a fresh data folder: documents per second, CPU per document
+(the process's, and its busiest thread's: the store's writer, whose CPU bounds the rate on a machine with a core
+for it), and peak RSS.
 
 Shapes: `bench` is the ~300-byte document of docs_bench.py (four fields, its title and count its own), `scale`
 the six fields and two-element array of query_bench.py scale (a random score and tags, so that its rows land
@@ -42,23 +44,39 @@ def peak_rss_mib(pid):
     return 0.0
 
 
+def thread_cpu(pid, seen):
+    """Updates `seen` (thread id: CPU seconds, user and system) from /proc/PID/task: the busiest thread's CPU is
+    the writer's, which bounds the rate when the other threads have a core of their own."""
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            seen[tid] = (int(fields[11]) + int(fields[12])) / tick
+    except OSError:
+        pass
+
+
 def run(binary, file, folder, batch):
-    """Imports `file` into `folder`; answers (seconds, peak RSS in MiB, CPU seconds) of the import."""
+    """Imports `file` into `folder`; answers (seconds, peak RSS in MiB, CPU seconds, busiest thread's CPU
+    seconds) of the import."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     args = [binary, "import", file, "--data", folder] + (["--batch", str(batch)] if batch else [])
     t0 = time.monotonic()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = 0.0
+    threads = {}
     while proc.poll() is None:
         peak = max(peak, peak_rss_mib(proc.pid))  # VmHWM: the peak so far, read until the process ends
-        time.sleep(0.2)
+        thread_cpu(proc.pid, threads)
+        time.sleep(0.05)
     seconds = time.monotonic() - t0
     err = proc.stderr.read()
     if proc.returncode != 0:
         raise SystemExit(f"import failed ({proc.returncode}): {err[-2000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return seconds, peak, cpu
+    return seconds, peak, cpu, max(threads.values(), default=0.0)
 
 
 def main():
@@ -84,22 +102,24 @@ def main():
                 for k in range(args.rounds):
                     for name, binary in builds:
                         folder = os.path.join(tmp, f"data-{shape}-{n}-{k}-{name}")
-                        seconds, rss, cpu = run(binary, file, folder, args.batch)
+                        seconds, rss, cpu, busiest = run(binary, file, folder, args.batch)
                         label = f"{name:8} " if args.baseline else ""
                         print(f"{label}{shape:5} {n:>9,} documents: {seconds:6.1f} s, {n / seconds:8,.0f}/s, CPU {cpu:6.1f} s "
-                              f"({cpu / n * 1e6:.0f} µs a document), peak RSS {rss:.0f} MiB, load average {os.getloadavg()[0]:.1f}",
-                              flush=True)
-                        rows.append((name, shape, n, n / seconds, cpu / n * 1e6))
+                              f"({cpu / n * 1e6:.1f} µs a document; busiest thread {busiest / n * 1e6:.1f} µs), "
+                              f"peak RSS {rss:.0f} MiB, load average {os.getloadavg()[0]:.1f}", flush=True)
+                        rows.append((name, shape, n, n / seconds, cpu / n * 1e6, busiest / n * 1e6))
                         shutil.rmtree(folder, ignore_errors=True)
                 os.remove(file)
-        print("\n| build | shape | documents | documents/s (each round) | CPU µs a document |\n|---|---|---|---|---|")
+        print("\n| build | shape | documents | documents/s (each round) | CPU µs a document | busiest thread µs a document |"
+              "\n|---|---|---|---|---|---|")
         for name, _ in builds:
             for shape in args.shapes.split(","):
                 for n in (int(s) for s in args.sizes.split(",")):
-                    mine = [(r, c) for b, s, m, r, c in rows if b == name and s == shape and m == n]
-                    rates = ", ".join(f"{r:,.0f}" for r, _ in mine)
-                    cpus = ", ".join(f"{c:.0f}" for _, c in mine)
-                    print(f"| {name} | {shape} | {n:,} | {rates} | {cpus} |")
+                    mine = [(r, c, w) for b, s, m, r, c, w in rows if b == name and s == shape and m == n]
+                    rates = ", ".join(f"{r:,.0f}" for r, _, _ in mine)
+                    cpus = ", ".join(f"{c:.1f}" for _, c, _ in mine)
+                    busiest = ", ".join(f"{w:.1f}" for _, _, w in mine)
+                    print(f"| {name} | {shape} | {n:,} | {rates} | {cpus} | {busiest} |")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -96,11 +96,13 @@ public final class Database: Sendable {
 
     /// Applies writes inside the writer's transaction; several writes to one document collapse into one
     /// stored change.
-    /// `stored` holds documents already read in this transaction (nil when missing), which need no new read.
+    /// `stored` holds documents already read in this transaction (nil when missing), which need no new read;
+    /// with `noneStored`, the caller found that no document the writes touch is stored, and none is read.
     /// `prepared[k]`, when there, holds the stored forms of `writes[k].fields` (`DocumentStorage.prepare`).
     /// The events of `triggers` that the changes cause are queued in the same transaction.
     static func apply(_ writes: [Write], prepared: [PreparedFields?] = [], commitTime: Timestamp, in context: any DocumentWriter,
-                      stored: [DocumentPath: Document?] = [:], triggers: FunctionsFile? = nil) throws -> CommitResult {
+                      stored: [DocumentPath: Document?] = [:], noneStored: Bool = false,
+                      triggers: FunctionsFile? = nil) throws -> CommitResult {
         // One slot per document the writes touch, found with one hash lookup per write: a commit of thousands of
         // writes (an import's batch) otherwise spends much of its time hashing and comparing paths.
         var slotOf: [DocumentPath: Int] = [:]
@@ -116,7 +118,7 @@ public final class Database: Sendable {
             let next = slots.count
             let i = Self.slot(of: write.path, in: &slotOf, next: next)
             if i == next {
-                let known: Document?? = stored.isEmpty ? nil : stored[write.path]
+                let known: Document?? = noneStored ? .some(nil) : stored.isEmpty ? nil : stored[write.path]
                 let read = try known ?? context.reader.document(at: write.path)?.decoded()
                 slots.append(DocumentSlot(path: write.path, read: read))
             }

@@ -1,5 +1,6 @@
 import CSQLite
 import CSQLiteWAL
+import Synchronization
 
 /// A failure reported by SQLite; never shown to clients (the server logs it and answers `internal`).
 package struct SQLiteError: Error, CustomStringConvertible {
@@ -11,11 +12,28 @@ package struct SQLiteError: Error, CustomStringConvertible {
 }
 
 let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+let SQLITE_STATIC = unsafeBitCast(0, to: sqlite3_destructor_type.self)
+
+/// A statement every connection may prepare, kept by number rather than by its text: the writer's statements
+/// run several times per document, and finding one by its text hashes the whole SQL every time.
+package struct CachedSQL: Sendable {
+    package let sql: String
+    let slot: Int
+    private static let count = Atomic<Int>(0)
+
+    /// Numbers the statement; make each once (a `static let`).
+    package init(_ sql: String) {
+        self.sql = sql
+        slot = Self.count.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
+}
 
 /// One SQLite connection with a cache of prepared statements. Used by one thread at a time.
 package final class SQLiteConnection: @unchecked Sendable {
     package let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
+    /// Statements prepared through `CachedSQL`, by its number.
+    private var numbered: [Statement?] = []
 
     /// Process-wide SQLite settings, applied once before the first connection opens.
     private static let configured: Void = {
@@ -57,6 +75,7 @@ package final class SQLiteConnection: @unchecked Sendable {
 
     deinit {
         statements.removeAll()
+        numbered.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -118,6 +137,21 @@ package final class SQLiteConnection: @unchecked Sendable {
         return s
     }
 
+    /// `prepare(_:)` for a numbered statement: found without hashing its text.
+    package func prepare(_ cached: CachedSQL) throws -> Statement {
+        if cached.slot < numbered.count, let s = numbered[cached.slot] {
+            s.reset()
+            return s
+        }
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, cached.sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw error(rc) }
+        let s = Statement(connection: self, stmt: stmt)
+        if cached.slot >= numbered.count { numbered += Array(repeating: nil, count: cached.slot + 1 - numbered.count) }
+        numbered[cached.slot] = s
+        return s
+    }
+
     /// Rows changed by the last statement.
     package var changes: Int { Int(sqlite3_changes(handle)) }
 
@@ -136,18 +170,56 @@ package final class SQLiteConnection: @unchecked Sendable {
 package final class Statement: @unchecked Sendable {
     unowned let connection: SQLiteConnection
     let stmt: OpaquePointer
+    /// Where `bindKept` copies the values it binds, so that SQLite need not allocate a copy of each; reused
+    /// once the statement is reset. Allocated on the first such bind.
+    private var kept: UnsafeMutableRawBufferPointer?
+    private var keptUsed = 0
+    static let keptBytes = 16 << 10
 
     init(connection: SQLiteConnection, stmt: OpaquePointer) {
         self.connection = connection
         self.stmt = stmt
     }
 
-    deinit { sqlite3_finalize(stmt) }
+    deinit {
+        sqlite3_finalize(stmt)
+        kept?.deallocate()
+    }
 
     /// Resets the statement and clears its bindings.
     package func reset() {
         sqlite3_reset(stmt)
         sqlite3_clear_bindings(stmt)
+        keptUsed = 0
+    }
+
+    /// Copies `bytes` where the statement keeps its bound values until it is reset, or nil when they do not fit.
+    private func keep(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
+        if kept == nil { kept = .allocate(byteCount: Self.keptBytes, alignment: 8) }
+        guard let kept, bytes.count <= kept.count - keptUsed else { return nil }
+        let at = kept.baseAddress! + keptUsed
+        at.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        keptUsed += bytes.count
+        return UnsafeRawPointer(at)
+    }
+
+    /// `bind(_:_:)` of a text for the statements every document write runs (its row, its change, its index
+    /// rows): the bytes are copied into the statement's own buffer instead of a new allocation of SQLite's for
+    /// each; values that do not fit there are bound as `bind` binds them.
+    package func bindKept(_ index: Int32, _ text: String) {
+        var bytesOf = text
+        bytesOf.withUTF8 { bytes in
+            guard !bytes.isEmpty, let at = keep(UnsafeRawBufferPointer(bytes)) else { return bind(index, text) }
+            _ = sqlite3_bind_text(stmt, index, at.assumingMemoryBound(to: CChar.self), Int32(bytes.count), SQLITE_STATIC)
+        }
+    }
+
+    /// `bind(_:_:)` of a blob, copied as `bindKept(_:_:)` copies a text.
+    package func bindKept(_ index: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            guard raw.count > 0, let at = keep(raw) else { return bind(index, bytes) }
+            _ = sqlite3_bind_blob(stmt, index, at, Int32(raw.count), SQLITE_STATIC)
+        }
     }
 
     /// Binds a text value, all of its bytes: with a length of -1 SQLite would stop at the first NUL, so that
@@ -199,10 +271,11 @@ package final class Statement: @unchecked Sendable {
         throw err
     }
 
-    /// Runs to completion, ignoring rows.
+    /// Runs to completion, ignoring rows. The bindings stay until the next `prepare` clears them (a statement
+    /// run again without one is bound again first), so they are not cleared twice.
     package func run() throws {
         while try step() {}
-        reset()
+        sqlite3_reset(stmt)
     }
 
     /// An integer column.

@@ -17,12 +17,24 @@ public struct ReadContext {
 
     /// The document at a path, or nil.
     public func document(at path: DocumentPath) throws -> StoredDocument? {
-        let s = try connection.prepare("SELECT data, create_time, update_time FROM documents WHERE path = ?")
+        let s = try connection.prepare(Self.documentSQL)
         defer { s.reset() }
         s.bind(1, path.description)
         guard try s.step() else { return nil }
         return StoredDocument(path: path, data: s.blob(0), createTime: Timestamp(microseconds: s.int(1)),
                               updateTime: Timestamp(microseconds: s.int(2)))
+    }
+
+    static let documentSQL = CachedSQL("SELECT data, create_time, update_time FROM documents WHERE path = ?")
+
+    /// Whether a document is stored whose path (as text) lies between `lower` and `upper`, both included, in
+    /// UTF-8 byte order: one step through the path index rather than a read per path.
+    public func anyDocument(from lower: String, through upper: String) throws -> Bool {
+        let s = try connection.prepare("SELECT 1 FROM documents WHERE path >= ? AND path <= ? LIMIT 1")
+        defer { s.reset() }
+        s.bind(1, lower)
+        s.bind(2, upper)
+        return try s.step()
     }
 
     /// Up to `limit` documents of a collection with ids after `afterID`, in id order: the collection's query

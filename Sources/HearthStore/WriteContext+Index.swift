@@ -66,7 +66,7 @@ extension WriteContext {
         if removing.isEmpty && adding.isEmpty { return }
         let scopes = IndexEntry.scopes(of: path)
         if !removing.isEmpty {
-            let s = try connection.prepare("DELETE FROM field_index WHERE scope = ? AND field = ? AND key = ? AND doc = ?")
+            let s = try connection.prepare(deleteRowSQL)
             for (scope, doc) in scopes {
                 for entry in removing {
                     s.bind(1, scope); s.bind(2, entry.field); s.bind(3, entry.key); s.bind(4, doc)
@@ -81,7 +81,8 @@ extension WriteContext {
             var bound: Int32 = 0
             for (scope, doc) in scopes {
                 for entry in adding {
-                    s.bind(bound + 1, scope); s.bind(bound + 2, entry.field); s.bind(bound + 3, entry.key); s.bind(bound + 4, doc)
+                    s.bindKept(bound + 1, scope); s.bindKept(bound + 2, entry.field)
+                    s.bindKept(bound + 3, entry.key); s.bindKept(bound + 4, doc)
                     bound += 4
                     left -= 1
                     if bound == s.parameterCount {
@@ -95,10 +96,11 @@ extension WriteContext {
     }
 
     /// The statements that add 1, 2, ... field-index rows at once.
-    static let insertRowsSQL: [String] = (1...16).map { n in
-        "INSERT OR IGNORE INTO field_index(scope, field, key, doc) VALUES "
-            + Array(repeating: "(?, ?, ?, ?)", count: n).joined(separator: ", ")
+    static let insertRowsSQL: [CachedSQL] = (1...16).map { n in
+        CachedSQL("INSERT OR IGNORE INTO field_index(scope, field, key, doc) VALUES "
+                  + Array(repeating: "(?, ?, ?, ?)", count: n).joined(separator: ", "))
     }
+    static let deleteRowSQL = CachedSQL("DELETE FROM field_index WHERE scope = ? AND field = ? AND key = ? AND doc = ?")
 }
 
 extension Store {

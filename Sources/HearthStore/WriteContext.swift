@@ -34,22 +34,18 @@ public final class WriteContext {
     }
 
     func putRow(_ document: StoredDocument, commitTime: Timestamp) throws {
-        let s = try connection.prepare("""
-            INSERT INTO documents(path, parent, collection_id, data, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT(path) DO UPDATE SET data = excluded.data, create_time = excluded.create_time,
-                update_time = excluded.update_time
-            """)
+        let s = try connection.prepare(Self.putRowSQL)
         let path = document.path
         let pathText = path.description
-        s.bind(1, pathText)
-        s.bind(2, path.parent.description)
-        s.bind(3, path.collectionID)
-        s.bind(4, document.data)
+        s.bindKept(1, pathText)
+        s.bindKept(2, path.parent.description)
+        s.bindKept(3, path.collectionID)
+        s.bindKept(4, document.data)
         s.bind(5, document.createTime.microseconds)
         s.bind(6, document.updateTime.microseconds)
         try s.run()
         if path.segments.count > 2 {
-            let nested = try connection.prepare("INSERT OR IGNORE INTO nested_groups(collection_id) VALUES (?)")
+            let nested = try connection.prepare(Self.nestedGroupSQL)
             nested.bind(1, path.collectionID)
             try nested.run()
         }
@@ -72,14 +68,22 @@ public final class WriteContext {
         return true
     }
 
+    // The statements every document write runs.
+    static let putRowSQL = CachedSQL("""
+        INSERT INTO documents(path, parent, collection_id, data, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT(path) DO UPDATE SET data = excluded.data, create_time = excluded.create_time,
+            update_time = excluded.update_time
+        """)
+    static let nestedGroupSQL = CachedSQL("INSERT OR IGNORE INTO nested_groups(collection_id) VALUES (?)")
+    static let logSQL = CachedSQL("INSERT INTO changes(commit_time, path, data, create_time, update_time) VALUES (?, ?, ?, ?, ?)")
+
     /// Logs a change to `path` (`text` is its description).
     private func log(path: DocumentPath, text: String, document: StoredDocument?, commitTime: Timestamp) throws {
-        let s = try connection.prepare(
-            "INSERT INTO changes(commit_time, path, data, create_time, update_time) VALUES (?, ?, ?, ?, ?)")
+        let s = try connection.prepare(Self.logSQL)
         s.bind(1, commitTime.microseconds)
-        s.bind(2, text)
+        s.bindKept(2, text)
         if let document {
-            s.bind(3, document.data)
+            s.bindKept(3, document.data)
             s.bind(4, document.createTime.microseconds)
             s.bind(5, document.updateTime.microseconds)
         } else {

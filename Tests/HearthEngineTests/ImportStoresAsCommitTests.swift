@@ -68,4 +68,34 @@ import Testing
             #expect(b == expected, "\(json)")
         }
     }
+
+    /// A batch whose paths span no stored document reads none; one whose span holds a stored document reads
+    /// each of its own, so a document stored before is replaced with its old index rows gone, as a commit does.
+    @Test(arguments: [
+        // The stored document inside the second batch's span, not one of its paths; then one of them.
+        (["items/a", "items/b", "items/l", "items/n"], ["items/a", "items/b", "items/l", "items/m", "items/n"]),
+        (["items/a", "items/b", "items/m", "items/z"], ["items/a", "items/b", "items/m", "items/z"]),
+        // Not in path order: every batch's span holds the stored document.
+        (["items/z", "items/a", "items/m", "items/b"], ["items/a", "items/b", "items/m", "items/z"]),
+    ])
+    func batchesBesideAndAroundAStoredDocument(paths: [String], found: [String]) async throws {
+        let folder = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/lines.ndjson"
+        let text = paths.enumerated().map { #"{"path": "\#($1)", "data": {"n": \#($0 + 1)}}"# }.joined(separator: "\n") + "\n"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        let database = try await TestDatabase.open(documents: ["items/m": #"{"n": 0, "gone": "yes"}"#])
+        defer { database.close() }
+        var limits = DocumentImport.Limits()
+        limits.documentsPerBatch = 2
+        let outcome = try await DocumentImport(database: database.database, limits: limits).run(path: file)
+        #expect(outcome.finished && outcome.status.documents == paths.count)
+        let gone = try await database.database.runQuery(Query(jsonText: #"{"from": "items", "where": [["gone", "==", "yes"]]}"#),
+                                                        as: .admin).documents
+        #expect(gone.map(\.path.description) == (paths.contains("items/m") ? [] : ["items/m"]))
+        let all = try await database.database.runQuery(Query(jsonText: #"{"from": "items", "where": [["n", ">=", 0]]}"#),
+                                                       as: .admin).documents
+        #expect(all.map(\.path.description).sorted() == found)
+        #expect(all.count == Set(all.map(\.path)).count)
+    }
 }

@@ -159,11 +159,17 @@ public struct DocumentImport: Sendable {
                     let writes = batch.map(\.write)
                     // Encoded and indexed here, beside the writer rather than on it.
                     let prepared = writes.map { storage.prepare($0.fields, at: $0.path) }
+                    let span = Self.pathSpan(of: writes)
                     let lines = (batch.first?.line ?? status.line)...(last?.line ?? status.line)
                     group.addTask { [database, path] in
                         do {
                             try await database.storage.write { context in
-                                _ = try Database.apply(writes, prepared: prepared, commitTime: context.nextCommitTime(), in: context)
+                                // A file in path order (as `hearth export` writes it) into a folder without those
+                                // documents: one look at the path index instead of a read per document.
+                                let reader = context.reader
+                                let noneStored = try span.map { try !reader.anyDocument(from: $0.lower, through: $0.upper) } ?? false
+                                _ = try Database.apply(writes, prepared: prepared, commitTime: context.nextCommitTime(), in: context,
+                                                       noneStored: noneStored)
                                 try context.record(record)
                             }
                         } catch let error as HearthError {
@@ -182,6 +188,18 @@ public struct DocumentImport: Sendable {
             throw Self.stopped(error, at: status)
         }
         return Outcome(status: status, finished: finished, alreadyFinished: false, startLine: startLine, accounts: reader.accounts)
+    }
+
+    /// The first and last of the writes' document paths as text, in UTF-8 byte order (the store's), or nil
+    /// when there are none.
+    static func pathSpan(of writes: [Write]) -> (lower: String, upper: String)? {
+        guard let first = writes.first?.path.description else { return nil }
+        var lower = first, upper = first
+        for write in writes.dropFirst() {
+            let text = write.path.description
+            if utf8Less(text, lower) { lower = text } else if utf8Less(upper, text) { upper = text }
+        }
+        return (lower, upper)
     }
 
     /// The next batch: documents up to the limits, and whether the file ends with them.

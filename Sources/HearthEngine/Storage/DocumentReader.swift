@@ -4,6 +4,9 @@ import HearthCore
 public protocol DocumentReader {
     /// The document at a path, or nil.
     func document(at path: DocumentPath) throws -> StoredDocument?
+    /// Whether any document is stored whose path's text lies between `lower` and `upper` (both included, in
+    /// UTF-8 byte order).
+    func anyDocument(from lower: String, through upper: String) throws -> Bool
     /// A page of a collection's documents in id order, after `afterID` when given.
     func documents(in collection: CollectionPath, after afterID: String?, limit: Int) throws -> [StoredDocument]
     /// The paths of every document below `path`, at any depth.

@@ -7,6 +7,10 @@ struct SQLiteDocumentReader: DocumentReader {
 
     func document(at path: DocumentPath) throws -> StoredDocument? { try context.document(at: path) }
 
+    func anyDocument(from lower: String, through upper: String) throws -> Bool {
+        try context.anyDocument(from: lower, through: upper)
+    }
+
     func documents(in collection: CollectionPath, after afterID: String?, limit: Int) throws -> [StoredDocument] {
         try context.documents(in: collection, after: afterID, limit: limit)
     }
