@@ -88,14 +88,12 @@ final class ListenStream: @unchecked Sendable {
                 throw HearthError.invalidArgument("a ListenRequest needs add_target or remove_target")
             case .addTarget(let target)?:
                 let id = target.targetID
-                do {
+                // `ADD` goes out with the target's first snapshot (`send`), so that nothing of the target can
+                // overtake it.
+                do throws(HearthError) {
                     let (asked, resume) = try listenTarget(target, db)
                     try connection.listen(id: String(id), target: asked, resumeToken: resume)
-                    var change = Google_Firestore_V1_TargetChange()
-                    change.targetChangeType = .add
-                    change.targetIds = [id]
-                    try await writer.write(.with { $0.targetChange = change })
-                } catch let error as HearthError {
+                } catch {
                     try await writer.write(Self.removal(id, error))
                 }
             case .removeTarget(let id)?:
@@ -172,6 +170,9 @@ final class ListenStream: @unchecked Sendable {
             let readTime = FirestoreDatabase.proto(snapshot.readTime)
             let token = Data(snapshot.resumeToken.utf8)
             var responses: [Google_Firestore_V1_ListenResponse] = []
+            if snapshot.initial {
+                responses.append(.with { $0.targetChange = .with { $0.targetChangeType = .add; $0.targetIds = [id] } })
+            }
             if snapshot.reset {
                 responses.append(.with { $0.targetChange = .with { $0.targetChangeType = .reset; $0.targetIds = [id] } })
             }
