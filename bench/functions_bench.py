@@ -47,6 +47,15 @@ def receiver(port, out):
         def log_message(self, *args):
             pass
 
+    parent = os.getppid()
+
+    def follow_parent():
+        # The script stops the receiver on every exit it sees; this ends it too when the script is killed.
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(0)
+
+    threading.Thread(target=follow_parent, daemon=True).start()
     ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
 
 
