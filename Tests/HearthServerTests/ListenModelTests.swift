@@ -66,7 +66,10 @@ import HearthServer
                 var doc: Document?
                 if body.contains("\"set\"") {
                     let fields = try Value.decodeFields(JSON.parse(body)["writes"]![0]!["data"]!)
-                    doc = Document(path: path, fields: fields, createTime: model.current[path]?.createTime ?? time, updateTime: time)
+                    // A set that changes nothing keeps the document's update time, as Firestore's does.
+                    if let old = model.current[path], old.fields == fields { doc = old } else {
+                        doc = Document(path: path, fields: fields, createTime: model.current[path]?.createTime ?? time, updateTime: time)
+                    }
                 }
                 model.current[path] = doc
                 model.history.append((time, path, doc))
@@ -104,9 +107,12 @@ import HearthServer
                     let view = ws.views[id] ?? []
                     checked += 1
                     if view.map(\.wireBytes) != expected.map(\.wireBytes) {
+                        // The first document that differs, whole: paths alone can agree while fields or times do not.
+                        let k = zip(view, expected).enumerated().first { $0.element.0.wireBytes != $0.element.1.wireBytes }?.offset ?? min(view.count, expected.count)
+                        let shown = { (docs: [Document]) in k < docs.count ? String(decoding: docs[k].wireBytes, as: UTF8.self) : "none" }
                         Issue.record("""
-                            seed \(seed): \(id) \(targets[id]!.json) at \(readTime): view \(view.map(\.path.id)) \
-                            expected \(expected.map(\.path.id))
+                            seed \(seed): \(id) \(targets[id]!.json) at \(readTime): view \(view.map(\.path.description)) \
+                            expected \(expected.map(\.path.description)); at \(k): view \(shown(view)) expected \(shown(expected))
                             """)
                         throw ListenClient.Failure(description: "view mismatch")
                     }
