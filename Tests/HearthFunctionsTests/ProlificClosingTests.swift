@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthFunctions
+import HearthMail
 import HearthServer
 import HearthTesting
 import Logging
@@ -144,7 +145,8 @@ import Testing
             #expect(abs(closesAt.microseconds - (clock.now.microseconds + 47 * 3600 * 1_000_000)) < 1000, "\(closesAt)")
 
             // Delivered twice (the first attempt decided the same writes, then failed): committed once.
-            let attempts = log.all
+            // (The fixture's closed rounds, whose times are past, fired too as it loaded; the handler left them.)
+            let attempts = log.all.filter { $0.event.document?.path == "\(project)/rounds/1" }
             #expect(attempts.count == 2 && Set(attempts.map(\.event.id)).count == 1 && attempts.allSatisfy { $0.writes == 3 })
             // The same event once more, as after a crash: the thread has moved on, so the handler writes nothing.
             #expect(try await ProlificHandlers.closeRound(try #require(attempts.first?.event), hearth: url).isEmpty)
