@@ -187,9 +187,11 @@ import Testing
             let open = try await bob.get("/v1/docs/\(project)")
             #expect(open.json?["data"]?["currentRound"] == .int(1))
             #expect(open.json?["data"]?["story"] == .array([.string(starter)]))
-            // The owner may move the round's closing time, before it comes.
-            try hearth.expectAllowed(try await zoe.patch("/v1/docs/\(project)/rounds/1", #"{"closesAt": \#(Self.tomorrow)}"#),
+            // The owner may move the round's closing time, before it comes (here, a day later).
+            let later = Timestamp(microseconds: Timestamp.now().microseconds + 2 * 86_400_000_000).rfc3339
+            try hearth.expectAllowed(try await zoe.patch("/v1/docs/\(project)/rounds/1", #"{"closesAt": {"$timestamp": "\#(later)"}}"#),
                                      "the owner moves the closing time")
+            #expect(try await bob.get("/v1/docs/\(project)/rounds/1").json?["data"]?["closesAt"]?["$timestamp"]?.stringValue == later)
             try hearth.expectDenied(try await bob.post("/v1/docs/projects/00s7VySftXJRPdnbVgCx/rounds/1/snippets", """
                 {"author": "bob", "authorName": "Bob", "text": "late", "votes": 0, "createdAt": \(Self.now)}
                 """), "a snippet for a closed round")
