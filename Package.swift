@@ -121,9 +121,9 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: swiftSettings),
-        // The example of docs/functions-swift.md: `swift run prolific-functions`.
+        // Prolific's functions, the example of docs/functions-swift.md: `swift run prolific-functions`.
         .executableTarget(name: "prolific-functions", dependencies: [
-            "HearthFunctions", "HearthCore",
+            "HearthFunctions", "HearthCore", "HearthClient",
         ], path: "examples/ProlificFunctions", exclude: ["functions.json"], swiftSettings: swiftSettings),
         // A typed Swift client of the HTTP API (docs/client.md): shares HearthCore's value encoding, knows no server.
         .target(name: "HearthClient", dependencies: [

@@ -8,7 +8,6 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 import Testing
-@testable import prolific_functions
 
 /// A Hearth server delivering document events to a `FunctionsServer` on loopback, whose handlers answer
 /// writes that Hearth commits.
@@ -84,22 +83,6 @@ import Testing
             guard case .array(let documents)? = logs?["documents"] else { throw ExpectationFailure("no log: \(String(describing: logs))") }
             #expect(documents.count == 1)
             #expect(log.all.count == 2 && Set(log.all).count == 1)
-            #expect(try await client.get("/v1/functions/events?state=dead").json?["events"] == .array([]))
-        }
-    }
-
-    /// The example of docs/functions-swift.md, its handlers as `swift run prolific-functions` serves them.
-    @Test func theExampleKeepsItsThreadsSummary() async throws {
-        try await Self.with(ProlificHandlers.functions()) { client in
-            #expect(try await client.put("/v1/docs/threads/t1/rounds/r1",
-                                         #"{"title": "Round one", "closesAt": {"$timestamp": "2026-12-01T09:00:00Z"}}"#).status == 200)
-            _ = try await client.functionEvents("pending") { $0.isEmpty }
-            #expect(try await client.patch("/v1/docs/threads/t1/rounds/r1", #"{"title": "Round one, again"}"#).status == 200)
-            #expect(try await client.put("/v1/docs/threads/t1/rounds/r2", #"{"title": "Round two"}"#).status == 200)
-            _ = try await client.functionEvents("pending") { $0.isEmpty }
-            let thread = try await client.get("/v1/docs/threads/t1").json?["data"]
-            #expect(thread == .object([("latestRound", .string("r2")), ("latestTitle", .string("Round two")), ("rounds", .int(2))]),
-                    "\(String(describing: thread))")
             #expect(try await client.get("/v1/functions/events?state=dead").json?["events"] == .array([]))
         }
     }

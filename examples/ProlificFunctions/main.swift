@@ -1,5 +1,5 @@
-// The service of docs/functions-swift.md: `HEARTH_FUNCTIONS_SECRET=whsec_... swift run prolific-functions`
-// beside `hearth serve --functions examples/ProlificFunctions/functions.json`.
+// Prolific's functions service (docs/functions-swift.md): `HEARTH_FUNCTIONS_SECRET=whsec_... swift run
+// prolific-functions` beside `hearth serve --functions examples/ProlificFunctions/functions.json`.
 import Foundation
 import HearthFunctions
 
@@ -8,4 +8,10 @@ guard let secret = ProcessInfo.processInfo.environment["HEARTH_FUNCTIONS_SECRET"
     exit(2)
 }
 let port = Int(ProcessInfo.processInfo.environment["PORT"] ?? "") ?? 9000
-try await FunctionsServer(secret: secret, path: "/hooks", functions: ProlificHandlers.functions()).run(port: port)
+// Where the handlers read threads and snippets (with each event's token).
+let hearthURL = ProcessInfo.processInfo.environment["HEARTH_URL"] ?? "http://127.0.0.1:8080"
+guard let hearth = URL(string: hearthURL), hearth.host != nil else {
+    print("HEARTH_URL must be Hearth's http(s) address, got '\(hearthURL)'")
+    exit(2)
+}
+try await FunctionsServer(secret: secret, path: "/hooks", functions: ProlificHandlers.functions(hearth: hearth)).run(port: port)
