@@ -111,6 +111,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCertificateReloading", package: "swift-nio-extras"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ], swiftSettings: swiftSettings),
         // Writing function handlers: knows the webhook's wire format, not the server (HearthCore for the values).
         .target(name: "HearthFunctions", dependencies: [
@@ -173,7 +175,7 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "hearth-listen-bench", dependencies: [
-            "HearthCore", "HearthTesting", "HearthFirestoreProtos",
+            "HearthCore", "HearthTesting", "HearthFirestoreProtos", "HearthFirestore",
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -183,10 +185,11 @@ let package = Package(
         ], path: "bench/ListenBench",
                           swiftSettings: swiftSettings),
         .executableTarget(name: "hearth-grpc-bench", dependencies: [
-            "HearthCore", "HearthTesting", "HearthFirestoreProtos",
+            "HearthCore", "HearthTesting", "HearthFirestoreProtos", "HearthFirestore",
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ], path: "bench/GRPCBench",
                           swiftSettings: swiftSettings),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthTesting"], swiftSettings: swiftSettings),

@@ -22,12 +22,15 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
         try authenticate(metadata[stringValues: "authorization"].first(where: { _ in true }))
     }
 
-    /// Runs a unary RPC's body with its caller, answering errors as gRPC statuses.
+    /// Runs a unary RPC's body with its caller, answering errors as gRPC statuses; on its stream's event loop
+    /// (`LoopTaskExecutor`), also once the storage has answered.
     func unary<Output: Sendable>(_ metadata: Metadata, _ body: (FirestoreCaller) async throws -> Output) async throws -> ServerResponse<Output> {
-        do {
-            return ServerResponse(message: try await body(caller(metadata)))
-        } catch {
-            throw FirestoreStatus.rpcError(error, logger: logger)
+        try await withTaskExecutorPreference(LoopTaskExecutor.current()) {
+            do {
+                return ServerResponse(message: try await body(caller(metadata)))
+            } catch {
+                throw FirestoreStatus.rpcError(error, logger: logger)
+            }
         }
     }
 
@@ -38,7 +41,9 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
         let caller: FirestoreCaller
         do { caller = try self.caller(metadata) } catch { throw FirestoreStatus.rpcError(error, logger: logger) }
         return StreamingServerResponse { [logger] writer in
-            do { try await body(caller, writer) } catch { throw FirestoreStatus.rpcError(error, logger: logger) }
+            try await withTaskExecutorPreference(LoopTaskExecutor.current()) {
+                do { try await body(caller, writer) } catch { throw FirestoreStatus.rpcError(error, logger: logger) }
+            }
             return [:]
         }
     }
