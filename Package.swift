@@ -111,8 +111,6 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCertificateReloading", package: "swift-nio-extras"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
         ], swiftSettings: swiftSettings),
         // Writing function handlers: knows the webhook's wire format, not the server (HearthCore for the values).
         .target(name: "HearthFunctions", dependencies: [
@@ -175,7 +173,7 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "hearth-listen-bench", dependencies: [
-            "HearthCore", "HearthTesting", "HearthFirestoreProtos", "HearthFirestore",
+            "HearthCore", "HearthTesting", "HearthFirestoreProtos",
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -185,11 +183,10 @@ let package = Package(
         ], path: "bench/ListenBench",
                           swiftSettings: swiftSettings),
         .executableTarget(name: "hearth-grpc-bench", dependencies: [
-            "HearthCore", "HearthTesting", "HearthFirestoreProtos", "HearthFirestore",
+            "HearthCore", "HearthTesting", "HearthFirestoreProtos",
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-            .product(name: "NIOPosix", package: "swift-nio"),
         ], path: "bench/GRPCBench",
                           swiftSettings: swiftSettings),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthTesting"], swiftSettings: swiftSettings),

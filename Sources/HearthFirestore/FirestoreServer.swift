@@ -4,7 +4,6 @@ import HearthCore
 import HearthEngine
 import HearthFirestoreProtos
 import Logging
-import NIOPosix
 import NIOCertificateReloading
 import ServiceLifecycle
 
@@ -36,16 +35,13 @@ public struct FirestoreServer: Service {
         var config = HTTP2ServerTransport.Posix.Config.defaults
         // Firestore accepts requests up to 10 MiB; a larger one fails in the transport as RESOURCE_EXHAUSTED.
         config.rpc.maxRequestPayloadSize = Limits.maxRequestBody
-        let loops = MultiThreadedEventLoopGroup.singleton
         let transport = HTTP2ServerTransport.Posix(address: Self.address(host: host, port: port),
                                                    transportSecurity: try tls.map { try .tls(certificateReloader: $0) } ?? .plaintext,
-                                                   config: config, eventLoopGroup: loops)
+                                                   config: config)
         let server = GRPCServer(transport: transport, services: [service])
-        let executor = LoopTaskExecutor(group: loops)
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
-                // Every call's task inherits the preference: it runs on its stream's loop (`LoopTaskExecutor`).
-                group.addTask { try await withTaskExecutorPreference(executor) { try await server.serve() } }
+                group.addTask { try await server.serve() }
                 let address = try await transport.listeningAddress
                 if let bound = address.ipv4?.port ?? address.ipv6?.port { await onListening(bound) }
             }

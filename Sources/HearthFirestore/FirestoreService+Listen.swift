@@ -16,55 +16,48 @@ extension FirestoreService {
         let caller: FirestoreCaller
         do { caller = try self.caller(request.metadata) } catch { throw FirestoreStatus.rpcError(error, logger: logger) }
         return StreamingServerResponse { [self] writer in
-            // The stream's tasks stay on its event loop, also when the feed wakes them (`LoopTaskExecutor`).
-            try await withTaskExecutorPreference(LoopTaskExecutor.current()) { try await serve(caller, request, writer) }
-            return [:]
-        }
-    }
-
-    /// Serves one Listen stream until either side ends it.
-    private func serve(_ caller: FirestoreCaller, _ request: StreamingServerRequest<Google_Firestore_V1_ListenRequest>,
-                       _ writer: RPCWriter<Google_Firestore_V1_ListenResponse>) async throws {
-        let connection = feed.connect(identity: caller.identity, session: caller.session, expires: caller.expires)
-        let (ready, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        connection.onEventsReady { signal.yield() }
-        let stream = ListenStream(connection: connection)
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    try await stream.receive(request.messages, service: self, writer: writer)
-                }
-                group.addTask {
-                    for await _ in ready {
-                        while true {
-                            let (events, finished) = connection.takeReady()
-                            for event in events { try await stream.send(event, to: writer) }
-                            if finished { return }
-                            if events.isEmpty { break }
+            let connection = feed.connect(identity: caller.identity, session: caller.session, expires: caller.expires)
+            let (ready, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            connection.onEventsReady { signal.yield() }
+            let stream = ListenStream(connection: connection)
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        try await stream.receive(request.messages, service: self, writer: writer)
+                    }
+                    group.addTask {
+                        for await _ in ready {
+                            while true {
+                                let (events, finished) = connection.takeReady()
+                                for event in events { try await stream.send(event, to: writer) }
+                                if finished { return }
+                                if events.isEmpty { break }
+                            }
                         }
                     }
-                }
-                if let expires = caller.expires {
-                    // A user's access token ends the stream when it expires (the client reopens it with a
-                    // fresh token and resumes), as it ends a WebSocket listener.
-                    group.addTask {
-                        try await Task.sleep(until: expires, clock: .continuous)
-                        connection.terminate(.unauthenticated("the access token expired; reopen the stream with a fresh one and resume"),
-                                             closeCode: 1008)
-                        try await Task.sleep(for: .seconds(3600))
+                    if let expires = caller.expires {
+                        // A user's access token ends the stream when it expires (the client reopens it with a
+                        // fresh token and resumes), as it ends a WebSocket listener.
+                        group.addTask {
+                            try await Task.sleep(until: expires, clock: .continuous)
+                            connection.terminate(.unauthenticated("the access token expired; reopen the stream with a fresh one and resume"),
+                                                 closeCode: 1008)
+                            try await Task.sleep(for: .seconds(3600))
+                        }
                     }
+                    // Either side ending ends the stream: the client half-closed, or the feed ended the connection.
+                    try await group.next()
+                    group.cancelAll()
                 }
-                // Either side ending ends the stream: the client half-closed, or the feed ended the connection.
-                try await group.next()
-                group.cancelAll()
+            } catch {
+                connection.close()
+                signal.finish()
+                throw FirestoreStatus.rpcError(error, logger: logger)
             }
-        } catch {
             connection.close()
             signal.finish()
-            throw FirestoreStatus.rpcError(error, logger: logger)
+            return [:]
         }
-        connection.close()
-        signal.finish()
     }
 }
 

@@ -22,15 +22,12 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
         try authenticate(metadata[stringValues: "authorization"].first(where: { _ in true }))
     }
 
-    /// Runs a unary RPC's body with its caller, answering errors as gRPC statuses; on its stream's event loop
-    /// (`LoopTaskExecutor`), also once the storage has answered.
+    /// Runs a unary RPC's body with its caller, answering errors as gRPC statuses.
     func unary<Output: Sendable>(_ metadata: Metadata, _ body: (FirestoreCaller) async throws -> Output) async throws -> ServerResponse<Output> {
-        try await withTaskExecutorPreference(LoopTaskExecutor.current()) {
-            do {
-                return ServerResponse(message: try await body(caller(metadata)))
-            } catch {
-                throw FirestoreStatus.rpcError(error, logger: logger)
-            }
+        do {
+            return ServerResponse(message: try await body(caller(metadata)))
+        } catch {
+            throw FirestoreStatus.rpcError(error, logger: logger)
         }
     }
 
@@ -41,9 +38,7 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
         let caller: FirestoreCaller
         do { caller = try self.caller(metadata) } catch { throw FirestoreStatus.rpcError(error, logger: logger) }
         return StreamingServerResponse { [logger] writer in
-            try await withTaskExecutorPreference(LoopTaskExecutor.current()) {
-                do { try await body(caller, writer) } catch { throw FirestoreStatus.rpcError(error, logger: logger) }
-            }
+            do { try await body(caller, writer) } catch { throw FirestoreStatus.rpcError(error, logger: logger) }
             return [:]
         }
     }

@@ -11,10 +11,8 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import HearthCore
-import HearthFirestore
 import HearthFirestoreProtos
 import HearthTesting
-import NIOPosix
 import SwiftProtobuf
 
 /// The command line, read once.
@@ -129,19 +127,10 @@ for _ in 0..<Load.connections {
     }
 }
 let callersPool = pool
-// The callers' tasks run on the connections' event loops, as the server's do: the driver spends less of the two
-// cores, on either face.
-let loops = LoopTaskExecutor(group: .singleton)
 
 // A short warm-up on every connection, so that connecting is not measured.
 try await withThrowingTaskGroup(of: Void.self) { group in
-    for k in 0..<Load.callers {
-        group.addTask {
-            try await withTaskExecutorPreference(loops) {
-                for n in 0..<20 { try await callersPool[k % callersPool.count].call(k, -1 - n) }
-            }
-        }
-    }
+    for k in 0..<Load.callers { group.addTask { for n in 0..<20 { try await callersPool[k % callersPool.count].call(k, -1 - n) } } }
     try await group.waitForAll()
 }
 
@@ -151,7 +140,7 @@ let deadline = start + .milliseconds(Int(Load.seconds * 1000))
 let latencies = (0..<Load.callers).map { _ in Latencies() }
 await withTaskGroup(of: Void.self) { group in
     for k in 0..<Load.callers {
-        group.addTask { await withTaskExecutorPreference(loops) {
+        group.addTask {
             let mine = latencies[k], caller = callersPool[k % callersPool.count]
             var n = 0
             while ContinuousClock.now < deadline {
@@ -166,7 +155,7 @@ await withTaskGroup(of: Void.self) { group in
                 }
                 n += 1
             }
-        } }
+        }
     }
 }
 let elapsed = ContinuousClock.now - start

@@ -1,9 +1,7 @@
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
-import HearthFirestore
 import HearthFirestoreProtos
-import NIOPosix
 import SwiftProtobuf
 
 // MARK: Hearth over Firestore's gRPC Listen
@@ -12,8 +10,6 @@ import SwiftProtobuf
 /// `Listen` stream with one target, kept open (not half-closed) until the driver exits.
 func runGRPC(_ samples: Samples) async throws {
     let clients = GRPCClientSet()
-    // The listeners' tasks run on their connections' event loops, as the server's streams do.
-    let loops = LoopTaskExecutor(group: .singleton)
     let database = "projects/bench/databases/(default)"
     try await runHearth(samples) { k, mine in
         let client = GRPCClient(transport: try .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: Bench.grpcPort),
@@ -45,7 +41,7 @@ func runGRPC(_ samples: Samples) async throws {
         let request = Google_Firestore_V1_ListenRequest.with { $0.database = database; $0.addTarget = target }
         clients.add(Task {
             do {
-                try await withTaskExecutorPreference(loops) { try await listen(stub, metadata, request, mine, ready) }
+                try await listen(stub, metadata, request, mine, ready)
             } catch {
                 FileHandle.standardError.write(Data("bench failed: a Listen stream ended: \(error)\n".utf8))
                 exit(1)
