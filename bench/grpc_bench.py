@@ -15,8 +15,11 @@ shared collection of 10 documents (WebSocket `/v1/listen`, or gRPC `Listen` stre
 own), a writer at 100 writes/s for 10 s over HTTP; write-to-delivery latency over every delivery
 (bench/ListenBench, as listen_bench.py runs it).
 
+`--hearth NAME=PATH` (repeatable) runs the same rounds on several builds of the server side by side, one server
+each (an older build copied aside against the new one, say); without it, the release build of this tree.
+
     python3 bench/grpc_bench.py [--duration 10] [--rounds 3] [--callers 16] [--wrk] [--listen] [--listeners 1000]
-                                [--no-requests] [--skip-build]
+                                [--no-requests] [--skip-build] [--hearth NAME=PATH ...]
 """
 import argparse, json, os, resource, statistics, subprocess, sys, tempfile, shutil, time
 
@@ -36,10 +39,10 @@ def build():
     subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True)
 
 
-def start_hearth(tmp, preload=True):
+def start_hearth(binary, tmp, preload=True):
     http_port, grpc_port = free_port(), free_port()
     env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY)
-    proc = subprocess.Popen([built("hearth"), "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(http_port),
+    proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(http_port),
                              "--grpc-port", str(grpc_port), "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL)
     wait_up(f"http://127.0.0.1:{http_port}/healthz")
     if preload:
@@ -86,9 +89,9 @@ def wrk_get(ports, args, pid):
     return {"face": "http (wrk)", "workload": "get", "rps": r["rps"], "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "server_us": server_cpu / (r["rps"] * args.duration) * 1e6, "driver_us": -1}
 
 
-def fan_out(face, args):
+def fan_out(binary, face, args):
     tmp = tempfile.mkdtemp(prefix="hearth-grpc-bench-")
-    proc, http_port, grpc_port = start_hearth(tmp, preload=False)
+    proc, http_port, grpc_port = start_hearth(binary, tmp, preload=False)
     try:
         kind, port = ("grpc", f"{http_port}:{grpc_port}") if face == "grpc" else ("hearth", str(http_port))
         before = cpu_seconds(proc.pid)
@@ -114,7 +117,10 @@ def main():
     ap.add_argument("--listeners", type=int, default=1000)
     ap.add_argument("--no-requests", action="store_true", help="only the fan-out")
     ap.add_argument("--skip-build", action="store_true", help="run the release binaries as they are")
+    ap.add_argument("--hearth", action="append", default=[], metavar="NAME=PATH",
+                    help="a server build to measure (repeatable); default: this tree's release build")
     args = ap.parse_args()
+    builds = [tuple(h.split("=", 1)) for h in args.hearth] or [("this build", built("hearth"))]
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))  # inherited by the server and the drivers
     if not args.skip_build:
@@ -123,55 +129,64 @@ def main():
 
     rows = []
     if not args.no_requests:
-        tmp = tempfile.mkdtemp(prefix="hearth-grpc-bench-")
-        proc, http_port, grpc_port = start_hearth(tmp)
+        # One server per build, all started (and preloaded) before the first round; only the one measured works.
+        servers, tmps = [], []
         try:
+            for name, binary in builds:
+                tmps.append(tempfile.mkdtemp(prefix="hearth-grpc-bench-"))
+                servers.append((name, *start_hearth(binary, tmps[-1])))
             for round in range(args.rounds):
-                for workload in ["commit", "get"]:
-                    # Alternate which face goes first, so that neither always runs on the fuller database.
-                    faces = ["grpc", "http"] if round % 2 == 0 else ["http", "grpc"]
-                    for face in faces:
-                        r = load(face, workload, (http_port, grpc_port), args, proc.pid)
-                        rows.append(r)
-                        print(json.dumps(r), flush=True)
-                        time.sleep(1)  # the server's checkpoints stay out of the next run
-                    if args.wrk and workload == "get":
-                        r = wrk_get((http_port, grpc_port), args, proc.pid)
-                        rows.append(r)
-                        print(json.dumps(r), flush=True)
-                        time.sleep(1)
+                for name, proc, http_port, grpc_port in servers:
+                    for workload in ["commit", "get"]:
+                        # Alternate which face goes first, so that neither always runs on the fuller database.
+                        faces = ["grpc", "http"] if round % 2 == 0 else ["http", "grpc"]
+                        for face in faces:
+                            r = dict(load(face, workload, (http_port, grpc_port), args, proc.pid), build=name)
+                            rows.append(r)
+                            print(json.dumps(r), flush=True)
+                            time.sleep(1)  # the server's checkpoints stay out of the next run
+                        if args.wrk and workload == "get":
+                            r = dict(wrk_get((http_port, grpc_port), args, proc.pid), build=name)
+                            rows.append(r)
+                            print(json.dumps(r), flush=True)
+                            time.sleep(1)
         finally:
-            stop([proc])
-            shutil.rmtree(tmp, ignore_errors=True)
+            stop([proc for _, proc, _, _ in servers])
+            for tmp in tmps:
+                shutil.rmtree(tmp, ignore_errors=True)
     fans = []
     if args.listen:
-        for face in ["websocket", "grpc"]:
-            r = fan_out(face, args)
-            fans.append(r)
-            print(json.dumps(r), flush=True)
+        for name, binary in builds:
+            for face in ["websocket", "grpc"]:
+                r = dict(fan_out(binary, face, args), build=name)
+                fans.append(r)
+                print(json.dumps(r), flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
     if rows:
-        def med(face, workload, key):
-            return statistics.median(r[key] for r in rows if r["face"] == face and r["workload"] == workload)
+        def med(name, face, workload, key):
+            return statistics.median(r[key] for r in rows if r["build"] == name and r["face"] == face and r["workload"] == workload)
         print()
-        print(f"| workload ({args.callers} callers) | face | req/s | p50 ms | p99 ms | server CPU µs/req | driver CPU µs/req |")
-        print("|---|---|---|---|---|---|---|")
-        for workload in ["commit", "get"]:
-            for face in ["grpc", "http"] + (["http (wrk)"] if args.wrk and workload == "get" else []):
-                print(f"| {workload} | {face} | {med(face, workload, 'rps'):,.0f} | {med(face, workload, 'p50_ms'):.2f} | "
-                      f"{med(face, workload, 'p99_ms'):.2f} | {med(face, workload, 'server_us'):.0f} | "
-                      f"{med(face, workload, 'driver_us'):.0f} |")
-            print(f"| {workload} | **gRPC / HTTP** | **{med('grpc', workload, 'rps') / med('http', workload, 'rps'):.2f}** | | | "
-                  f"{med('grpc', workload, 'server_us') / med('http', workload, 'server_us'):.2f} | |")
+        print(f"| build | workload ({args.callers} callers) | face | req/s | p50 ms | p99 ms | server CPU µs/req | driver CPU µs/req |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, _ in builds:
+            for workload in ["commit", "get"]:
+                for face in ["grpc", "http"] + (["http (wrk)"] if args.wrk and workload == "get" else []):
+                    print(f"| {name} | {workload} | {face} | {med(name, face, workload, 'rps'):,.0f} | "
+                          f"{med(name, face, workload, 'p50_ms'):.2f} | {med(name, face, workload, 'p99_ms'):.2f} | "
+                          f"{med(name, face, workload, 'server_us'):.0f} | {med(name, face, workload, 'driver_us'):.0f} |")
+                print(f"| {name} | {workload} | **gRPC / HTTP** | "
+                      f"**{med(name, 'grpc', workload, 'rps') / med(name, 'http', workload, 'rps'):.2f}** | | | "
+                      f"{med(name, 'grpc', workload, 'server_us') / med(name, 'http', workload, 'server_us'):.2f} | |")
     if fans:
         print()
-        print(f"| fan-out ({args.listeners} listeners of one query, 100 writes/s for 10 s) | p50 ms | p99 ms | deliveries | "
-              "writes/s | server CPU s | driver CPU s | KiB/listener |")
-        print("|---|---|---|---|---|---|---|---|")
+        print(f"| build | fan-out ({args.listeners} listeners of one query, 100 writes/s for 10 s) | p50 ms | p99 ms | "
+              "deliveries | writes/s | server CPU s | driver CPU s | KiB/listener |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for r in fans:
-            print(f"| {r['face']} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['samples']} | {r['writes_per_second']:.0f} | "
-                  f"{r['server_cpu_s']:.1f} | {r['driver_cpu_s']:.1f} | {r['rss_per_listener_kb']:.1f} |")
+            print(f"| {r['build']} | {r['face']} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['samples']} | "
+                  f"{r['writes_per_second']:.0f} | {r['server_cpu_s']:.1f} | {r['driver_cpu_s']:.1f} | "
+                  f"{r['rss_per_listener_kb']:.1f} |")
 
 
 if __name__ == "__main__":
