@@ -219,7 +219,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthFunctionsTests", dependencies: [
-            "HearthCore", "HearthFunctions", "HearthMail", "HearthServer", "HearthTesting", "prolific-functions",
+            "HearthClient", "HearthCore", "HearthFunctions", "HearthMail", "HearthServer", "HearthTesting", "prolific-functions",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
