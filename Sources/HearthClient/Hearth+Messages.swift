@@ -1,27 +1,6 @@
 import HearthCore
 import NIOHTTP1
 
-/// Who a push notification goes to (`POST /v1/push/send`'s `to`).
-public enum PushRecipient: Sendable, Equatable {
-    /// Every device the user registered.
-    case user(String)
-    /// One device, by the id its registration answered.
-    case device(String)
-    /// Every device subscribed to the topic.
-    case topic(String)
-}
-
-/// What a push notification shows: a title, a body or both.
-public struct PushNotification: Sendable, Equatable {
-    public var title: String?
-    public var body: String?
-
-    public init(title: String? = nil, body: String? = nil) {
-        self.title = title
-        self.body = body
-    }
-}
-
 /// Sending app email and push notifications (docs/messages.md), which the server allows to the admin key and
 /// to a function's identity token (the `auth.token` of an event), never to a user's session.
 extension Hearth {
