@@ -125,6 +125,13 @@ let package = Package(
         .executableTarget(name: "prolific-functions", dependencies: [
             "HearthFunctions", "HearthCore", "HearthClient",
         ], path: "examples/ProlificFunctions", exclude: ["functions.json"], swiftSettings: swiftSettings),
+        // Letter's and ComeOver's functions (docs/apps): `swift run letter-functions`, `swift run comeover-functions`.
+        .executableTarget(name: "letter-functions", dependencies: [
+            "HearthFunctions", "HearthClient", "HearthCore",
+        ], path: "examples/LetterFunctions", exclude: ["functions.json"], swiftSettings: swiftSettings),
+        .executableTarget(name: "comeover-functions", dependencies: [
+            "HearthFunctions", "HearthClient", "HearthCore",
+        ], path: "examples/ComeOverFunctions", exclude: ["functions.json"], swiftSettings: swiftSettings),
         // A typed Swift client of the HTTP API (docs/client.md): shares HearthCore's value encoding, knows no server.
         .target(name: "HearthClient", dependencies: [
             "HearthCore",
@@ -219,7 +226,8 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthFunctionsTests", dependencies: [
-            "HearthCore", "HearthFunctions", "HearthMail", "HearthServer", "HearthTesting", "prolific-functions",
+            "HearthClient", "HearthCore", "HearthFunctions", "HearthMail", "HearthServer", "HearthTesting", "prolific-functions",
+            "letter-functions", "comeover-functions",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),

@@ -12,57 +12,13 @@ import Testing
 @Suite(.serialized) struct PushDeliveryTests {
     static let password = "correct horse battery"
 
-    /// The two services and the credentials they trust.
-    struct Rig {
-        let apns: APNsTestServer
-        let fcm: FCMTestServer
-        let credentials: PushTestCredentials
-        let logs = LogCapture()
+    /// The two services and the credentials they trust (`PushTestRig`, shared with the apps' function tests).
+    typealias Rig = PushTestRig
 
-        /// Push settings pointing at the test servers, with quick retries.
-        func settings(maxAttempts: Int = 4, keys: PushTestCredentials? = nil) throws -> PushSettings {
-            let keys = keys ?? credentials
-            var apnsSettings = try APNsSettings(keyFile: keys.apnsKeyFile, keyID: PushTestCredentials.apnsKeyID,
-                                                teamID: PushTestCredentials.apnsTeamID, topic: PushTestCredentials.apnsTopic,
-                                                url: apns.url)
-            try apnsSettings.trust(caFile: apns.certificate.certificate)
-            var settings = PushSettings(apns: apnsSettings, fcm: try FCMSettings(credentialsFile: keys.fcmCredentialsFile, url: fcm.url))
-            settings.retry = RetryPolicy(initialDelay: .milliseconds(20), multiplier: 1, maxDelay: .milliseconds(20), jitter: 0,
-                                         maxAttempts: maxAttempts, maxAge: .seconds(3600))
-            return settings
-        }
+    static func withRig<T>(_ body: (Rig) async throws -> T) async throws -> T { try await PushTestRig.with(body) }
 
-        func configure(_ settings: PushSettings) -> (inout ServerConfiguration) -> Void {
-            { configuration in
-                configuration.useTestAccounts()
-                configuration.push = settings
-                configuration.outboxInterval = .milliseconds(20)
-                configuration.logHandlerFactory = logs.factory
-                configuration.logLevel = .trace
-            }
-        }
-    }
-
-    static func withRig<T>(_ body: (Rig) async throws -> T) async throws -> T {
-        let fcm = try await FCMTestServer.start()
-        let credentials = try PushTestCredentials.make(in: TestServer.temporaryDirectory(), tokenURI: fcm.tokenURI)
-        fcm.trust(credentials)
-        let apns = try await APNsTestServer.start(trusting: credentials)
-        let rig = Rig(apns: apns, fcm: fcm, credentials: credentials)
-        do {
-            let result = try await body(rig)
-            await apns.stop()
-            await fcm.stop()
-            return result
-        } catch {
-            await apns.stop()
-            await fcm.stop()
-            throw error
-        }
-    }
-
-    static func apnsToken() -> String { (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined() }
-    static func fcmToken() -> String { "fcm-" + makeAutoID() + ":APA91b" + makeAutoID() + makeAutoID() }
+    static func apnsToken() -> String { PushTestRig.apnsToken() }
+    static func fcmToken() -> String { PushTestRig.fcmToken() }
 
     /// Registers a device for a user; answers its id.
     static func register(_ client: HearthClient, _ user: SignedIn, token: String, platform: String,
