@@ -15,11 +15,13 @@ Sections (all of them by default, or those named):
   large      a 1 GiB object put and read back through Hearth (one connection each, streamed by Python), the
              server's RSS sampled every 50 ms: the growth over its RSS after a warm-up must stay under 64 MiB.
 
-Every comparison runs ROUNDS times per server, alternating, and prints the medians and their ratio. Every server
-and all traffic stay on 127.0.0.1; every run is bounded in time and everything stops by itself.
+Every comparison runs ROUNDS times per server, alternating, and prints the medians and their ratio. With
+--baseline, an older hearth binary runs beside the new one in every section (its own server, the same load, in
+the same rounds), so a change is measured against the build before it in one run. Every server and all traffic
+stay on 127.0.0.1; every run is bounded in time and everything stops by itself.
 
     python3 bench/files_bench.py [download] [images] [thumb] [large] [--rounds 2] [--duration 8]
-                                 [--config release|debug] [--binary PATH] [--large-mib 1024]
+                                 [--config release|debug] [--binary PATH] [--baseline PATH] [--large-mib 1024]
 """
 import argparse, hashlib, http.client, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
 import urllib.request
@@ -136,22 +138,29 @@ def section_download(args, binary, tmp, summary):
         f.write(data)
     procs = []
     try:
-        h_proc, h_base = start_hearth(binary, tmp, "hearth-download"); procs.append(h_proc)
+        hearths = []
+        for name, server in binaries(args, binary):
+            proc, base = start_hearth(server, tmp, f"{name}-download"); procs.append(proc)
+            request("PUT", f"{base}/v1/files/big.bin", data, {**AUTH, "Content-Type": "application/octet-stream"})
+            got, _ = request("GET", f"{base}/v1/files/big.bin", headers=AUTH)
+            assert got == data, f"{name} answered other bytes"
+            hearths.append((name, base))
         n_proc, n_base = start_nginx(tmp, www); procs.append(n_proc)
-        request("PUT", f"{h_base}/v1/files/big.bin", data, {**AUTH, "Content-Type": "application/octet-stream"})
-        for base, headers in [(h_base, AUTH), (n_base, {})]:
-            got, _ = request("GET", f"{base}/big.bin" if base == n_base else f"{base}/v1/files/big.bin", headers=headers)
-            assert got == data, f"{base} answered other bytes"
+        got, _ = request("GET", f"{n_base}/big.bin")
+        assert got == data, "nginx answered other bytes"
         c = args.download_connections
         auth = {"BENCH_AUTH": AUTH["Authorization"]}
         results = compare("download", [
-            ("hearth", lambda: wrk(f"{h_base}/v1/files/big.bin", auth, args.duration, c, GET_LUA)),
+            *[(name, lambda base=base: wrk(f"{base}/v1/files/big.bin", auth, args.duration, c, GET_LUA))
+              for name, base in hearths],
             ("nginx", lambda: wrk(f"{n_base}/big.bin", {}, args.duration, c, GET_LUA)),
         ], args.rounds)
-        h, n = median(results["hearth"]), median(results["nginx"])
-        summary.append(f"| download 10 MiB, {c} connections | {h * size / MIB:,.0f} MiB/s ({h:.1f} req/s) | nginx "
-                       f"{n * size / MIB:,.0f} MiB/s | **{h / n:.2f}x** (target 0.5) | errors "
-                       f"{int(sum(r['non2xx'] for rs in results.values() for r in rs))} |")
+        n = median(results["nginx"])
+        for name, _ in hearths:
+            h = median(results[name])
+            summary.append(f"| {label(name)}download 10 MiB, {c} connections | {h * size / MIB:,.0f} MiB/s ({h:.1f} req/s) "
+                           f"| nginx {n * size / MIB:,.0f} MiB/s | **{h / n:.2f}x** (target 0.5) | errors "
+                           f"{int(sum(r['non2xx'] for r in results[name] + results['nginx']))} |")
     finally:
         stop(procs)
 
@@ -180,15 +189,18 @@ def section_images(args, binary, tmp, summary):
     print(f"  image: {len(image):,} bytes", flush=True)
     procs = []
     try:
-        h_proc, h_base = start_hearth(binary, tmp, "hearth-images"); procs.append(h_proc)
+        hearths = []
+        for name, server in binaries(args, binary):
+            proc, base = start_hearth(server, tmp, f"{name}-images"); procs.append(proc)
+            hearths.append((name, base, os.path.join(tmp, f"{name}-paths")))
         p_proc, p_base, _ = launch_pocketbase(tmp, free_port(), {"name": "images", "fields": [
             {"name": "photo", "type": "file", "maxSelect": 1, "maxSize": 10 * MIB}]})
         procs.append(p_proc)
         # 200 images in each, each with bytes of its own, to download at random.
-        h_paths, p_paths = os.path.join(tmp, "hearth-paths"), os.path.join(tmp, "pocketbase-paths")
+        p_paths = os.path.join(tmp, "pocketbase-paths")
 
-        def put_hearth(i):
-            request("PUT", f"{h_base}/v1/files/img/{i:04d}.jpg", image + b"%016d" % i, {**AUTH, "Content-Type": "image/jpeg"})
+        def put_hearth(base, i):
+            request("PUT", f"{base}/v1/files/img/{i:04d}.jpg", image + b"%016d" % i, {**AUTH, "Content-Type": "image/jpeg"})
             return f"/v1/files/img/{i:04d}.jpg"
 
         def post_pocketbase(i):
@@ -198,34 +210,41 @@ def section_images(args, binary, tmp, summary):
             return f"/api/files/images/{record['id']}/{record['photo']}"
 
         with ThreadPoolExecutor(8) as pool:
-            hearth_files = list(pool.map(put_hearth, range(200)))
+            lists = [(paths, list(pool.map(lambda i, base=base: put_hearth(base, i), range(200))))
+                     for _, base, paths in hearths]
             pocketbase_files = list(pool.map(post_pocketbase, range(200)))
-        for file, paths in [(h_paths, hearth_files), (p_paths, pocketbase_files)]:
+        for file, paths in lists + [(p_paths, pocketbase_files)]:
             with open(file, "w") as f:
                 f.write("\n".join(paths) + "\n")
-        got, _ = request("GET", h_base + hearth_files[7], headers=AUTH)
-        assert got == image + b"%016d" % 7
+        for name, base, _ in hearths:
+            got, _ = request("GET", base + lists[0][1][7], headers=AUTH)
+            assert got == image + b"%016d" % 7, f"{name} answered other bytes"
         got, _ = request("GET", p_base + pocketbase_files[7])
         assert got == image + b"%016d" % 7, "PocketBase answered other bytes"
 
         c = args.connections
         auth = {"BENCH_AUTH": AUTH["Authorization"]}
         uploads = compare("upload", [
-            ("hearth", lambda: wrk(h_base, dict(auth, BENCH_MODE="put", BENCH_PATH="/v1/files/up/", BENCH_BODY=path),
-                                   args.duration, c)),
+            *[(name, lambda base=base: wrk(base, dict(auth, BENCH_MODE="put", BENCH_PATH="/v1/files/up/", BENCH_BODY=path),
+                                           args.duration, c))
+              for name, base, _ in hearths],
             ("pocketbase", lambda: wrk(p_base, dict(BENCH_MODE="multipart", BENCH_PATH="/api/collections/images/records",
                                                     BENCH_BODY=path), args.duration, c)),
         ], args.rounds)
         downloads = compare("download", [
-            ("hearth", lambda: wrk(h_base, dict(auth, BENCH_MODE="get", BENCH_PATHS=h_paths), args.duration, c)),
+            *[(name, lambda base=base, paths=paths: wrk(base, dict(auth, BENCH_MODE="get", BENCH_PATHS=paths),
+                                                        args.duration, c))
+              for name, base, paths in hearths],
             ("pocketbase", lambda: wrk(p_base, dict(BENCH_MODE="get", BENCH_PATHS=p_paths), args.duration, c)),
         ], args.rounds)
         for what, results in [("upload", uploads), ("download", downloads)]:
-            h, p = median(results["hearth"]), median(results["pocketbase"])
-            summary.append(f"| {what} {len(image) // 1024} KiB images, {c} connections | {h:,.0f} req/s, p99 "
-                           f"{median(results['hearth'], 'p99_ms'):.1f} ms | PocketBase {p:,.0f} req/s, p99 "
-                           f"{median(results['pocketbase'], 'p99_ms'):.1f} ms | **{h / p:.2f}x** (target 2) | errors "
-                           f"{int(sum(r['non2xx'] for rs in results.values() for r in rs))} |")
+            p = median(results["pocketbase"])
+            for name, _, _ in hearths:
+                h = median(results[name])
+                summary.append(f"| {label(name)}{what} {len(image) // 1024} KiB images, {c} connections | {h:,.0f} req/s, p99 "
+                               f"{median(results[name], 'p99_ms'):.1f} ms | PocketBase {p:,.0f} req/s, p99 "
+                               f"{median(results['pocketbase'], 'p99_ms'):.1f} ms | **{h / p:.2f}x** (target 2) | errors "
+                               f"{int(sum(r['non2xx'] for r in results[name] + results['pocketbase']))} |")
     finally:
         stop(procs)
 
@@ -281,11 +300,12 @@ class RSSSampler(threading.Thread):
             return peak
 
 
-def section_large(args, binary, tmp, summary):
+def section_large(args, binary, tmp, summary, prefix=""):
     size = args.large_mib * MIB
     procs = []
     try:
-        proc, base = start_hearth(binary, tmp, "hearth-large", ["--max-file-size", str(size + MIB)]); procs.append(proc)
+        folder = "hearth-large-baseline" if prefix else "hearth-large"
+        proc, base = start_hearth(binary, tmp, folder, ["--max-file-size", str(size + MIB)]); procs.append(proc)
         port = int(base.rsplit(":", 1)[1])
         chunk = os.urandom(MIB)
         # Warm up: a put and a get of a few MiB before the baseline, as FileMemoryTests does.
@@ -335,7 +355,7 @@ def section_large(args, binary, tmp, summary):
         print(f"  large     {args.large_mib} MiB: put {size / MIB / put_seconds:,.0f} MiB/s (peak RSS {put_peak:.0f} MiB), "
               f"get {size / MIB / get_seconds:,.0f} MiB/s (peak {get_peak:.0f} MiB); baseline {baseline:.0f} MiB, "
               f"growth {growth:+.0f} MiB: {'within' if ok else 'NOT within'} 64 MiB", flush=True)
-        summary.append(f"| {args.large_mib} MiB put and get, one connection each | put {size / MIB / put_seconds:,.0f} MiB/s, get "
+        summary.append(f"| {prefix}{args.large_mib} MiB put and get, one connection each | put {size / MIB / put_seconds:,.0f} MiB/s, get "
                        f"{size / MIB / get_seconds:,.0f} MiB/s | | RSS {baseline:.0f} MiB after warm-up, peak "
                        f"{max(put_peak, get_peak):.0f} MiB: growth **{growth:+.0f} MiB** (bound 64) | |")
         return ok
@@ -343,7 +363,24 @@ def section_large(args, binary, tmp, summary):
         stop(procs)
 
 
-SECTIONS = {"download": section_download, "images": section_images, "thumb": section_thumb, "large": section_large}
+def section_large_each(args, binary, tmp, summary):
+    ok = True
+    for name, server in binaries(args, binary):
+        print(f"  {name}:", flush=True)
+        ok = section_large(args, server, tmp, summary, label(name)) and ok
+    return ok
+
+
+def binaries(args, binary):
+    """The hearth servers of a run: this build, and the baseline when one is given."""
+    return [("hearth", binary)] + ([("hearth-baseline", os.path.abspath(args.baseline))] if args.baseline else [])
+
+
+def label(name):
+    return "baseline: " if name == "hearth-baseline" else ""
+
+
+SECTIONS = {"download": section_download, "images": section_images, "thumb": section_thumb, "large": section_large_each}
 
 
 def main():
@@ -356,13 +393,15 @@ def main():
     ap.add_argument("--large-mib", type=int, default=1024)
     ap.add_argument("--config", default="release", choices=["release", "debug"])
     ap.add_argument("--binary", help="a hearth binary to run instead of building one")
+    ap.add_argument("--baseline", metavar="BINARY", help="an older hearth binary measured beside it in every section "
+                    "but thumb")
     args = ap.parse_args()
     sections = args.sections or list(SECTIONS)
     unknown = [name for name in sections if name not in SECTIONS]
     if unknown:
         ap.error(f"unknown section {unknown[0]!r}: the sections are {', '.join(SECTIONS)}")
     binary = args.binary or built(config=args.config)
-    print(f"{binary}; {args.rounds} rounds of {args.duration} s; load average {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"{binary}{' against ' + args.baseline if args.baseline else ''}; {args.rounds} rounds of {args.duration} s; load average {os.getloadavg()[0]:.1f}", flush=True)
     summary, ok = [], True
     tmp = tempfile.mkdtemp(prefix="hearth-files-bench-")
     try:

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HearthAuth
 import HearthCore
+import NIOCore
 
 /// Loads fixture files into a database and exports a database as one. `hearth fixtures`, `hearth serve
 /// --fixtures` and `--demo`, and HearthTesting all load data through this type.
@@ -277,7 +278,7 @@ public struct FixtureLoader: Sendable {
                 throw HearthError.invalidArgument("cannot write \(target)")
             }
             defer { try? handle.close() }
-            for try await chunk in read.bytes() { try handle.write(contentsOf: chunk) }
+            for try await chunk in read.bytes() { try handle.write(contentsOf: Data(chunk.readableBytesView)) }
             entries.append(FixtureFile.File(path: file.path, source: source, contentType: read.file.contentType,
                                             metadata: read.file.metadata))
         }

@@ -105,9 +105,14 @@ struct FileRoutes {
         }
         headers[.contentLength] = String(range.count)
         let chunks = object.bytes(range)
+        if range.count <= FileBytes.chunkSize, request.method != .head {
+            // One chunk (an image, say) is read now, so its head, bytes and end leave in one write.
+            var iterator = chunks.makeAsyncIterator()
+            return Response(status: status, headers: headers, body: .init(byteBuffer: try await iterator.next() ?? ByteBuffer()))
+        }
         return Response(status: status, headers: headers, body: ResponseBody(contentLength: range.count) { writer in
             // Each chunk is written before the next is read: the channel's back-pressure paces the reads.
-            for try await chunk in chunks { try await writer.write(ByteBuffer(bytes: chunk)) }
+            for try await chunk in chunks { try await writer.write(chunk) }
             try await writer.finish(nil)
         })
     }

@@ -139,12 +139,15 @@ import Testing
         let empty = try await db.putFile("e", [], as: .admin)
         #expect(empty.file.size == 0)
         #expect(try await db.readFile("e", as: .admin).bytes == [])
-        // Several chunks of the reader's size, and a range across their boundary.
-        var large = [UInt8](repeating: 0, count: 300_000)
+        // Several chunks of the reader's size (and of the writes a put gathers), and a range across a boundary.
+        let chunk = FileBytes.chunkSize
+        var large = [UInt8](repeating: 0, count: 2 * chunk + 300_000)
         for i in large.indices { large[i] = UInt8(truncatingIfNeeded: i &* 31) }
-        _ = try await db.putFile("big", large, as: .admin, chunkSize: 10_000)
+        _ = try await db.putFile("big", large, as: .admin, chunkSize: 100_000)
         #expect(try await db.readFile("big", as: .admin).bytes == large)
-        #expect(try await db.readFile("big", as: .admin, range: 65_000..<140_000).bytes == Array(large[65_000..<140_000]))
+        let across = (chunk - 5_000)..<(chunk + 70_000)
+        #expect(try await db.readFile("big", as: .admin, range: Int64(across.lowerBound)..<Int64(across.upperBound)).bytes
+                == Array(large[across]))
     }
 
     @Test func identicalBytesAreStoredOnce() async throws {

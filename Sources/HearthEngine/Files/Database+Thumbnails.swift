@@ -61,8 +61,10 @@ private final class MemoryBlobHandle: BlobHandle {
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    func read(offset: Int64, count: Int) throws -> [UInt8] {
+    func read(offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let start = Int(min(offset, size))
-        return Array(bytes[start..<min(start + count, bytes.count)])
+        let count = min(buffer.count, bytes.count - start)
+        bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
+        return count
     }
 }

@@ -1,5 +1,6 @@
 import HearthCore
 import HearthImages
+import NIOCore
 
 /// What a caller asks of the stored objects (`DatabaseOperation.file`), whichever way the request came in.
 public enum FileOperation: Sendable {
@@ -154,8 +155,52 @@ public struct FileRead: Sendable {
     public var thumbnail: FileThumbnail?
 
     /// The bytes of `range` (all of them when nil), read as they are consumed.
-    public func bytes(_ range: Range<Int64>? = nil) -> ByteChunks {
-        handle.chunks(range ?? 0..<handle.size)
+    public func bytes(_ range: Range<Int64>? = nil) -> FileBytes {
+        FileBytes(handle: handle, range: range ?? 0..<handle.size)
+    }
+}
+
+/// An object's bytes as buffers, each read from the open blob straight into the buffer that is sent, when the
+/// one before is consumed: memory holds a chunk or two, never the object, and no byte is copied twice.
+public struct FileBytes: AsyncSequence, Sendable {
+    public typealias Element = ByteBuffer
+
+    /// The largest chunk: a few of these in flight per download bound its memory, while a 100 KiB image is one
+    /// read and one write, and a large object takes few trips through the channel.
+    public static let chunkSize = 1 << 20
+
+    let handle: any BlobHandle
+    let range: Range<Int64>
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(handle: handle, offset: range.lowerBound, end: range.upperBound) }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let handle: any BlobHandle
+        var offset: Int64
+        let end: Int64
+
+        public mutating func next() async throws -> ByteBuffer? {
+            guard offset < end else { return nil }
+            let count = Int(Swift.min(Int64(FileBytes.chunkSize), end - offset))
+            var buffer = FileBytes.allocator.buffer(capacity: count)
+            let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { [handle, offset] space in
+                try handle.read(offset: offset, into: UnsafeMutableRawBufferPointer(rebasing: space.prefix(count)))
+            }
+            guard read == count else {
+                throw HearthError.internal("stored bytes ended at \(offset + Int64(read)) of \(end)")
+            }
+            offset += Int64(count)
+            return buffer
+        }
+    }
+
+    static let allocator = ByteBufferAllocator()
+
+    /// Every byte joined (for tests and small objects only: memory grows with the size).
+    public func collect() async throws -> [UInt8] {
+        var out: [UInt8] = []
+        for try await buffer in self { out += buffer.readableBytesView }
+        return out
     }
 }
 

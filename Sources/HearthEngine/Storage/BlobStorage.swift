@@ -68,11 +68,19 @@ public struct BlobSweep: Sendable, Equatable {
 public protocol BlobHandle: AnyObject, Sendable {
     /// The blob's size in bytes.
     var size: Int64 { get }
-    /// Up to `count` bytes from `offset` (fewer only at the end).
-    func read(offset: Int64, count: Int) throws -> [UInt8]
+    /// Fills `buffer` with the bytes from `offset` and answers how many it holds (fewer only at the end):
+    /// the one read, into memory the caller owns, so a download reads straight into the buffer it sends.
+    func read(offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
 }
 
 extension BlobHandle {
+    /// Up to `count` bytes from `offset` (fewer only at the end).
+    public func read(offset: Int64, count: Int) throws -> [UInt8] {
+        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = try read(offset: offset, into: UnsafeMutableRawBufferPointer(buffer))
+        }
+    }
+
     /// The bytes of `range` as chunks of at most `chunkSize`, read as they are consumed; `offPool` reads each
     /// chunk on the blocking-I/O pool instead of the consuming task's thread.
     public func chunks(_ range: Range<Int64>, chunkSize: Int = 64 * 1024, offPool: Bool = false) -> ByteChunks {

@@ -40,14 +40,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     }
 
     func receive(_ chunks: ByteChunks, maxSize: Int64) async throws -> ReceivedBlob {
-        let folder = temporaryDirectory
-        let path = "\(folder)/\(makeAutoID()).part"
-        let fd = try await BlockingIO.run { [self] in
-            try makeDirectory(folder)
-            let fd = systemOpen(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw HearthError.internal("cannot create \(path): \(Self.errnoText())") }
-            return fd
-        }
+        let file = TemporaryFile(path: "\(temporaryDirectory)/\(makeAutoID()).part")
         var sha = SHA256()
         var md5 = Insecure.MD5()
         var size: Int64 = 0
@@ -62,53 +55,69 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                 md5.update(data: chunk)
                 pending += chunk
                 if pending.count >= Self.writeSize {
-                    let batch = pending
-                    try await BlockingIO.run { try Self.writeAll(fd, batch, path) }
+                    try await BlockingIO.run { [self, batch = pending] in try append(batch, to: file) }
                     pending.removeAll(keepingCapacity: true)
                 }
             }
-            let rest = pending
-            try await BlockingIO.run {
-                if !rest.isEmpty { try Self.writeAll(fd, rest, path) }
-                guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(path): \(Self.errnoText())") }
+            // One hop to the pool for the rest, the sync and the close: all of an object smaller than a batch.
+            try await BlockingIO.run { [self, rest = pending] in
+                try append(rest, to: file)
+                guard fsync(file.fd) == 0 else { throw HearthError.internal("cannot sync \(file.path): \(Self.errnoText())") }
+                let fd = file.fd
+                file.fd = -1
+                guard close(fd) == 0 else { throw HearthError.internal("cannot close \(file.path): \(Self.errnoText())") }
             }
         } catch {
             try? await BlockingIO.run {
-                close(fd)
-                unlink(path)
+                if file.fd >= 0 { close(file.fd) }
+                unlink(file.path)
             }
             throw error
         }
-        try await BlockingIO.run {
-            guard close(fd) == 0 else {
-                unlink(path)
-                throw HearthError.internal("cannot close \(path): \(Self.errnoText())")
-            }
+        return ReceivedBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size, temporaryPath: file.path)
+    }
+
+    /// Appends `bytes` to the upload's temporary file, created by the first write (so a small object's whole
+    /// life on the pool is one hop).
+    private func append(_ bytes: [UInt8], to file: TemporaryFile) throws {
+        if file.fd < 0 {
+            try makeDirectory(temporaryDirectory)
+            let fd = systemOpen(file.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw HearthError.internal("cannot create \(file.path): \(Self.errnoText())") }
+            file.fd = fd
         }
-        return ReceivedBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size, temporaryPath: path)
+        if !bytes.isEmpty { try Self.writeAll(file.fd, bytes, file.path) }
     }
 
     func keep(_ received: ReceivedBlob) throws {
         let target = blobPath(received.sha256)
+        let folder = (target as NSString).deletingLastPathComponent
         lock.lock()
-        defer { lock.unlock() }
         pins[received.sha256, default: 0] += 1
+        let stored = access(target, F_OK) == 0
         do {
-            if access(target, F_OK) == 0 {
-                // The same bytes are stored already: one copy serves every name.
-                unlink(received.temporaryPath)
-                return
+            if !stored {
+                try makeDirectory(folder)
+                guard rename(received.temporaryPath, target) == 0 else {
+                    throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
+                }
             }
-            let folder = (target as NSString).deletingLastPathComponent
-            try makeDirectory(folder)
-            guard rename(received.temporaryPath, target) == 0 else {
-                throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
-            }
+        } catch {
+            unpinLocked(received.sha256)
+            lock.unlock()
+            unlink(received.temporaryPath)
+            throw error
+        }
+        lock.unlock()
+        // The same bytes stored already serve every name.
+        if stored { unlink(received.temporaryPath) }
+        // Synced outside the lock (the pin keeps the blob): concurrent uploads' syncs overlap, and share the
+        // filesystem's journal commits, instead of queueing. Bytes found stored are synced too, as the upload
+        // that renamed them may not have synced their folder yet.
+        do {
             try Self.syncDirectory(folder)
         } catch {
-            pins[received.sha256, default: 1] -= 1
-            if pins[received.sha256] == 0 { pins[received.sha256] = nil }
-            unlink(received.temporaryPath)
+            unpin(received.sha256)
             throw error
         }
     }
@@ -123,8 +132,12 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
 
     func unpin(_ sha256: [UInt8]) {
         lock.lock()
-        if let n = pins[sha256] { pins[sha256] = n > 1 ? n - 1 : nil }
+        unpinLocked(sha256)
         lock.unlock()
+    }
+
+    private func unpinLocked(_ sha256: [UInt8]) {
+        if let n = pins[sha256] { pins[sha256] = n > 1 ? n - 1 : nil }
     }
 
     func open(_ sha256: [UInt8]) throws -> (any BlobHandle)? {
@@ -262,6 +275,14 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     static func errnoText() -> String { String(cString: strerror(errno)) }
 }
 
+/// An upload's temporary file, open from its first write until its sync; used by one task at a time, in turn.
+private final class TemporaryFile: @unchecked Sendable {
+    let path: String
+    var fd: Int32 = -1
+
+    init(path: String) { self.path = path }
+}
+
 /// An open blob file.
 final class DiskBlobHandle: BlobHandle, @unchecked Sendable {
     let fd: Int32
@@ -274,11 +295,10 @@ final class DiskBlobHandle: BlobHandle, @unchecked Sendable {
 
     deinit { close(fd) }
 
-    func read(offset: Int64, count: Int) throws -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: count)
+    func read(offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var done = 0
-        while done < count {
-            let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
             if n < 0 {
                 if errno == EINTR { continue }
                 throw HearthError.internal("cannot read stored bytes: \(DiskBlobStorage.errnoText())")
@@ -286,8 +306,7 @@ final class DiskBlobHandle: BlobHandle, @unchecked Sendable {
             if n == 0 { break }
             done += n
         }
-        if done < count { out.removeLast(count - done) }
-        return out
+        return done
     }
 }
 
