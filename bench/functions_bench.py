@@ -11,11 +11,17 @@ Two measurements, on loopback, each bounded in time:
    and the events delivered against those created.
 2. Throughput. wrk creates documents on 16 connections against two servers alternately, --rounds times: one with
    no functions file and one whose trigger matches every created document (delivered to the receiver as
-   they go). Reported: median creates per second and the ratio.
+   they go; each run starts once the queue left by the one before is empty). Reported: median creates per
+   second and the ratio.
 
-    python3 bench/functions_bench.py [--rate 1000] [--duration 10] [--rounds 3] [--binary PATH]
+With --baseline OLD, an older build runs beside this one: the latency part --rounds times for each build,
+alternating, and the throughput part with a server of each kind per build, all four alternating; the script
+reports each build's medians and the ratios between them.
+
+    python3 bench/functions_bench.py [--rate 1000] [--duration 10] [--rounds 3] [--binary PATH] [--baseline OLD]
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile, threading, time
+import urllib.request
 from http.client import HTTPConnection
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -60,7 +66,8 @@ def receiver(port, out):
 
 
 def start_receiver(tmp):
-    port, out = free_port(), os.path.join(tmp, "arrivals.txt")
+    port = free_port()
+    out = os.path.join(tmp, f"arrivals-{port}.txt")
     code = f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); " \
            f"import functions_bench as f; f.receiver({port}, {out!r})"
     proc = subprocess.Popen([sys.executable, "-c", code])
@@ -70,6 +77,7 @@ def start_receiver(tmp):
 
 def start_hearth(binary, tmp, name, functions=None):
     port = free_port()
+    name = f"{name}-{port}"  # a fresh data folder for every server
     args = [binary, "serve", "--data", os.path.join(tmp, name), "--port", str(port), "--log-level", "warning"]
     if functions:
         path = os.path.join(tmp, name + "-functions.json")
@@ -125,7 +133,7 @@ def rfc3339_seconds(text):
     return t + (float("0." + frac) if frac else 0.0)
 
 
-def latency(binary, tmp, args):
+def latency(binary, tmp, args, label=""):
     rproc, rport, out = start_receiver(tmp)
     procs = []
     try:
@@ -147,33 +155,73 @@ def latency(binary, tmp, args):
             time.sleep(0.2)
         lags = sorted((float(a) - rfc3339_seconds(t)) * 1000 for a, t in (line.split() for line in lines))
         p = lambda q: lags[min(len(lags) - 1, int(q * len(lags)))]
-        print(f"latency: {created} events created at {args.rate}/s for {args.duration} s, {len(lags)} delivered; "
+        print(f"latency{label}: {created} events created at {args.rate}/s for {args.duration} s, {len(lags)} delivered; "
               f"commit to webhook p50 {p(0.5):.2f} ms, p99 {p(0.99):.2f} ms, max {lags[-1]:.2f} ms; "
               f"meanwhile wrk created {results['wrk']['rps']:.0f} plain documents/s", flush=True)
-        return p(0.99)
+        return {"p50": p(0.5), "p99": p(0.99), "max": lags[-1], "delivered": len(lags), "created": created,
+                "wrk": results["wrk"]["rps"]}
     finally:
         stop(procs)
         rproc.kill()
 
 
-def throughput(binary, tmp, args):
+def cpu_seconds(pid):
+    """User and system CPU time of a process so far, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pending_empty(port, seconds=120):
+    """Waits until the server's queue of function events is empty (its deliveries of the run before done)."""
+    end = time.time() + seconds
+    while time.time() < end:
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/functions/events?pageSize=1",
+                                     headers={"Authorization": f"Bearer {ADMIN_KEY}"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            if not json.load(r)["events"]:
+                return
+        time.sleep(0.2)
+    print(f"warning: events still pending on port {port} after {seconds} s", flush=True)
+
+
+def throughput(builds, tmp, args):
+    """`builds` maps a label to a binary; answers, per label, the median creates/s without and with a trigger."""
     rproc, rport, _ = start_receiver(tmp)
     env = dict(BENCH_MODE="create", BENCH_PATH="/v1/docs/bench", BENCH_AUTH=f"Bearer {ADMIN_KEY}")
-    rates = {"none": [], "one trigger": []}
-    procs = []
+    procs, servers, rates, cpu = [], [], {}, {}
     try:
-        plain, pport = start_hearth(binary, tmp, "plain")
-        procs.append(plain)
-        triggered, tport = start_hearth(binary, tmp, "triggered", functions_file(rport, "bench/{id}"))
-        procs.append(triggered)
+        for label, binary in builds.items():
+            for kind, functions in [("none", None), ("one trigger", functions_file(rport, "bench/{id}"))]:
+                proc, port = start_hearth(binary, tmp, "plain" if functions is None else "triggered", functions)
+                procs.append(proc)
+                servers.append((label, kind, port, functions is not None, proc.pid))
+                rates[(label, kind)] = []
+                cpu[(label, kind)] = []
         for _ in range(args.rounds):
-            for name, port in [("none", pport), ("one trigger", tport)]:
+            for label, kind, port, triggered, pid in servers:
+                if triggered:
+                    pending_empty(port)
+                before = cpu_seconds(pid), cpu_seconds(rproc.pid)
                 r = wrk(f"http://127.0.0.1:{port}", env, args.duration, 16)
-                rates[name].append(r["rps"])
-                print(f"creates with {name:11}: {r['rps']:8.0f}/s  p99 {r['p99_ms']:.2f} ms", flush=True)
+                if triggered:
+                    pending_empty(port)  # the deliveries left at the end count in the server's CPU too
+                server_cpu, receiver_cpu = cpu_seconds(pid) - before[0], cpu_seconds(rproc.pid) - before[1]
+                creates = r["rps"] * args.duration
+                rates[(label, kind)].append(r["rps"])
+                cpu[(label, kind)].append(server_cpu / creates * 1e6)
+                print(f"creates{label} with {kind:11}: {r['rps']:8.0f}/s  p99 {r['p99_ms']:.2f} ms; server CPU "
+                      f"{server_cpu / creates * 1e6:.0f} µs a create, receiver {receiver_cpu / creates * 1e6:.0f} µs",
+                      flush=True)
                 time.sleep(1)
-        none, one = statistics.median(rates["none"]), statistics.median(rates["one trigger"])
-        print(f"throughput: creates/s median {none:.0f} without a trigger, {one:.0f} with one: ratio {one / none:.3f}")
+        out = {}
+        for label in builds:
+            none, one = statistics.median(rates[(label, "none")]), statistics.median(rates[(label, "one trigger")])
+            cnone, cone = statistics.median(cpu[(label, "none")]), statistics.median(cpu[(label, "one trigger")])
+            print(f"throughput{label}: creates/s median {none:.0f} without a trigger, {one:.0f} with one: "
+                  f"ratio {one / none:.3f}; server CPU a create {cnone:.0f} / {cone:.0f} µs", flush=True)
+            out[label] = {"none": none, "one": one, "ratio": one / none, "cpu_none": cnone, "cpu_one": cone}
+        return out
     finally:
         stop(procs)
         rproc.kill()
@@ -185,12 +233,34 @@ def main():
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--binary", help="a hearth binary to run instead of building one (release)")
+    ap.add_argument("--baseline", help="an older hearth binary, measured beside this one in the same run")
     args = ap.parse_args()
     binary = os.path.abspath(args.binary) if args.binary else built()
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="hearth-functions-bench-") as tmp:
-        latency(binary, tmp, args)
-        throughput(binary, tmp, args)
+        if not args.baseline:
+            latency(binary, tmp, args)
+            throughput({"": binary}, tmp, args)
+            return
+        builds = {" (baseline)": os.path.abspath(args.baseline), " (this build)": binary}
+        lat = {label: [] for label in builds}
+        for _ in range(args.rounds):
+            for label, path in builds.items():
+                lat[label].append(latency(path, tmp, args, label))
+                time.sleep(1)
+        print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+        med = {label: {k: statistics.median(r[k] for r in runs) for k in ("p50", "p99", "max", "wrk")}
+               for label, runs in lat.items()}
+        for label, m in med.items():
+            print(f"latency{label} medians: p50 {m['p50']:.2f} ms, p99 {m['p99']:.2f} ms, max {m['max']:.2f} ms, "
+                  f"wrk {m['wrk']:.0f} creates/s", flush=True)
+        old, new = med[" (baseline)"], med[" (this build)"]
+        print(f"latency p99 this build / baseline: {new['p99'] / old['p99']:.3f}; "
+              f"p50: {new['p50'] / old['p50']:.3f}", flush=True)
+        tp = throughput(builds, tmp, args)
+        print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+        print(f"throughput ratio (one trigger / none): baseline {tp[' (baseline)']['ratio']:.3f}, "
+              f"this build {tp[' (this build)']['ratio']:.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -32,10 +32,19 @@ func installFunctions(_ file: FunctionsFile?, _ configuration: ServerConfigurati
                                                "timers": "\(file.timers.count)"])
     var reloader = FileReloader.Configuration()
     reloader.pollInterval = configuration.rulesPollInterval
-    let wakeup = FunctionsWakeup()
+    // Delivery looks at the queue again after a commit that may have queued a document's event; the clock after
+    // one that may have armed or dropped a timer. Other commits (most, often) wake neither.
+    let functions = database.functions
+    let wakeup = FunctionsWakeup { changes in
+        guard let file = functions.file, file.watchesDocuments else { return false }
+        return changes.contains { file.watches($0.path) }
+    }
     database.storage.add(commitObserver: wakeup)
-    database.functions.onCommittedEvents { wakeup.signal() }
-    let clockWakeup = FunctionsWakeup()
+    functions.onCommittedEvents { wakeup.signal() }
+    let clockWakeup = FunctionsWakeup { changes in
+        guard let file = functions.file, !file.timers.isEmpty else { return false }
+        return changes.contains { file.armsTimers($0.path) }
+    }
     database.storage.add(commitObserver: clockWakeup)
     return FunctionServices(
         reloader: FileReloader(path: path, what: "functions", configuration: reloader, logger: logger) { path in

@@ -8,21 +8,25 @@ extension ReadContext {
         seq, id, endpoint, ordering_key, body, created_at, queued_at, attempts, next_attempt_at, last_error, dead_at
         """
 
+    static let dueSQL = CachedSQL("""
+        SELECT \(eventColumns) FROM function_events e
+        WHERE dead_at IS NULL AND next_attempt_at <= ?1
+          AND NOT EXISTS (SELECT 1 FROM function_events p
+                          WHERE p.ordering_key = e.ordering_key AND p.dead_at IS NULL AND p.seq < e.seq)
+        ORDER BY seq
+        """)
+
     /// Up to `limit` pending events due at `now`, in sequence order, each the first pending event of its
-    /// ordering key (so a key's later events wait for it), skipping the sequences in `skipping`.
-    public func dueFunctionEvents(now: Timestamp, skipping: Set<Int64>, limit: Int) throws -> [FunctionEventRecord] {
-        let s = try connection.prepare("""
-            SELECT \(Self.eventColumns) FROM function_events e
-            WHERE dead_at IS NULL AND next_attempt_at <= ?1
-              AND NOT EXISTS (SELECT 1 FROM function_events p
-                              WHERE p.ordering_key = e.ordering_key AND p.dead_at IS NULL AND p.seq < e.seq)
-            ORDER BY seq
-            """)
+    /// ordering key (so a key's later events wait for it), skipping the sequences in `skipping` and the
+    /// events of the endpoints in `excluding`.
+    public func dueFunctionEvents(now: Timestamp, skipping: Set<Int64>, excluding: Set<String> = [],
+                                  limit: Int) throws -> [FunctionEventRecord] {
+        let s = try connection.prepare(Self.dueSQL)
         defer { s.reset() }
         s.bind(1, now.microseconds)
         var out: [FunctionEventRecord] = []
         while out.count < limit, try s.step() {
-            if skipping.contains(s.int(0)) { continue }
+            if skipping.contains(s.int(0)) || (!excluding.isEmpty && excluding.contains(s.text(2))) { continue }
             out.append(Self.event(s))
         }
         return out
@@ -64,6 +68,12 @@ extension ReadContext {
 }
 
 extension WriteContext {
+    static let insertEventSQL = CachedSQL("""
+        INSERT INTO function_events(id, endpoint, ordering_key, body, created_at, queued_at, attempts, next_attempt_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        """)
+    static let removeEventSQL = CachedSQL("DELETE FROM function_events WHERE id = ? AND dead_at IS NULL")
+
     /// Queues events, in order, in this transaction.
     public func addFunctionEvents(_ events: [FunctionEventRecord]) throws {
         try Self.addFunctionEvents(events, on: connection)
@@ -72,10 +82,7 @@ extension WriteContext {
     /// Queues events, in order, on the writer's connection: for a job that runs on the store's writer
     /// without a `WriteContext` (an account change, through `SQLiteAccess`).
     package static func addFunctionEvents(_ events: [FunctionEventRecord], on connection: SQLiteConnection) throws {
-        let s = try connection.prepare("""
-            INSERT INTO function_events(id, endpoint, ordering_key, body, created_at, queued_at, attempts, next_attempt_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        let s = try connection.prepare(insertEventSQL)
         defer { s.reset() }
         for event in events {
             s.reset()
@@ -94,7 +101,7 @@ extension WriteContext {
     /// Removes a pending event (delivered); returns whether it was there and pending.
     @discardableResult
     public func removePendingFunctionEvent(id: String) throws -> Bool {
-        let s = try connection.prepare("DELETE FROM function_events WHERE id = ? AND dead_at IS NULL")
+        let s = try connection.prepare(Self.removeEventSQL)
         defer { s.reset() }
         s.bind(1, id)
         try s.run()

@@ -76,6 +76,14 @@ import Testing
         #expect(try await Self.pending(db).isEmpty)
     }
 
+    /// Acknowledges events in one `.delivered`; answers each one's error (nil: committed).
+    static func acknowledge(_ db: Database, _ acknowledgements: [FunctionAcknowledgement]) async throws -> [(any Error)?] {
+        guard case .acknowledged(let outcomes) = try await db.perform(.functions(.delivered(acknowledgements)), as: .admin) else {
+            throw ExpectationFailure("not the acknowledgements' outcomes")
+        }
+        return outcomes
+    }
+
     @Test func deliveredCommitsTheAnswersWritesOnce() async throws {
         let test = try await Self.open()
         defer { test.close() }
@@ -84,15 +92,53 @@ import Testing
         let event = try #require(try await Self.pending(db).first)
         let writes = try [Self.write(#"{"update": "counters/posts", "data": {"n": {"$increment": 1}}}"#)]
         // Invalid writes (the counter does not exist): nothing committed, the event still pending.
-        await #expect(throws: HearthError.self) { _ = try await db.perform(.functions(.delivered(id: event.id, writes: writes)), as: .admin) }
+        let refused = try await Self.acknowledge(db, [FunctionAcknowledgement(id: event.id, writes: writes)])
+        #expect(refused.count == 1 && refused[0] is HearthError)
         #expect(try await Self.pending(db).map(\.id) == [event.id])
         _ = try await db.commit(CommitRequest(writes: [Self.write(#"{"set": "counters/posts", "data": {"n": 0}}"#)]), as: .admin)
-        _ = try await db.perform(.functions(.delivered(id: event.id, writes: writes)), as: .admin)
-        _ = try await db.perform(.functions(.delivered(id: event.id, writes: writes)), as: .admin)
+        #expect(try await Self.acknowledge(db, [FunctionAcknowledgement(id: event.id, writes: writes)]).map { $0 == nil } == [true])
+        #expect(try await Self.acknowledge(db, [FunctionAcknowledgement(id: event.id, writes: writes)]).map { $0 == nil } == [true])
         #expect(try await Self.pending(db).isEmpty)
+        #expect(try await Self.counter(db) == .int(1))
+    }
+
+    static func counter(_ db: Database) async throws -> Value? {
         let counter = try await db.perform(.get(DocumentPath("counters/posts"), transaction: nil), as: .admin)
         guard case .document(let stored?) = counter else { throw ExpectationFailure("no counter") }
-        #expect(try stored.decoded().fields["n"] == .int(1))
+        return try stored.decoded().fields["n"]
+    }
+
+    /// Many acknowledgements in one `.delivered`: those without writes go in one job, each with writes in a job of
+    /// its own, so one whose writes fail leaves only its own event pending; an id no longer pending (acknowledged
+    /// before, or unknown) commits nothing, not even its writes.
+    @Test func manyAcknowledgementsAtOnceEachWithItsOwnOutcome() async throws {
+        let test = try await Self.open()
+        defer { test.close() }
+        let db = test.database
+        _ = try await db.commit(CommitRequest(writes: [Self.write(#"{"set": "counters/posts", "data": {"n": 0}}"#)]), as: .admin)
+        for i in 0..<6 { _ = try await db.commit(CommitRequest(writes: [Self.write(#"{"set": "posts/p\#(i)", "data": {}}"#)]), as: .admin) }
+        let events = try await Self.pending(db)
+        #expect(events.count == 6)
+        let increment = try [Self.write(#"{"update": "counters/posts", "data": {"n": {"$increment": 1}}}"#)]
+        let missing = try [Self.write(#"{"update": "missing/x", "data": {"a": 1}}"#)]
+        let outcomes = try await Self.acknowledge(db, [
+            FunctionAcknowledgement(id: events[0].id),
+            FunctionAcknowledgement(id: events[1].id, writes: increment),
+            FunctionAcknowledgement(id: events[2].id, writes: missing),
+            FunctionAcknowledgement(id: events[3].id),
+            FunctionAcknowledgement(id: "evt_unknown", writes: increment),
+            FunctionAcknowledgement(id: events[4].id, writes: increment),
+        ])
+        #expect(outcomes.map { $0 == nil } == [true, true, false, true, true, true])
+        #expect((outcomes[2] as? HearthError)?.message.contains("no document to update at missing/x") == true)
+        #expect(try await Self.pending(db).map(\.id) == [events[2].id, events[5].id])
+        #expect(try await Self.counter(db) == .int(2))
+        // The same acknowledgements again: every event is gone already, so nothing more is written.
+        let again = try await Self.acknowledge(db, [FunctionAcknowledgement(id: events[1].id, writes: increment),
+                                                    FunctionAcknowledgement(id: events[0].id)])
+        #expect(again.map { $0 == nil } == [true, true])
+        #expect(try await Self.counter(db) == .int(2))
+        #expect(try await Self.acknowledge(db, []).isEmpty)
     }
 
     @Test func deadEventsAreKeptAndRetriedOnRequest() async throws {

@@ -157,6 +157,64 @@ import Testing
         await receiver.stop()
     }
 
+    /// Killed after the receiver has an event and before its acknowledgement is committed (the receiver holds its
+    /// answer), the server sends the event again after the restart, with the same id, and then forgets it.
+    @Test func aKillBeforeTheAcknowledgementCommitsSendsTheEventAgainWithItsID() async throws {
+        let secret = Self.secret()
+        let receiver = try await WebhookTestReceiver.start(secret: secret)
+        let dir = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            try receiver.answer([.init(status: 200, delay: 20)], then: .init(status: 200))
+            let file = try Self.functionsFile(url: receiver.url, secret: secret)
+            let arguments = ["--functions", file]
+            let server = try await ServerProcess.start(dataDirectory: dir, arguments: arguments)
+            #expect(try await server.client().put("/v1/docs/posts/p1", "{}").status == 200)
+            let held = try await receiver.waitForRequests(1)
+            server.signal(SIGKILL)
+            _ = try await server.waitForExit()
+            let restarted = try await ServerProcess.start(dataDirectory: dir, adminKey: server.adminKey, arguments: arguments)
+            #expect(try await restarted.client().put("/v1/docs/posts/p2", "{}").status == 200)
+            _ = try await restarted.client().functionEvents("pending") { $0.isEmpty }
+            let again = receiver.received().filter { $0.id == held[0].id }
+            #expect(again.count == 2 && again.allSatisfy { $0.verified && $0.body == held[0].body })
+            restarted.signal(SIGTERM)
+            _ = try await restarted.waitForExit()
+        } catch {
+            await receiver.stop()
+            throw error
+        }
+        await receiver.stop()
+    }
+
+    /// Many events at once, several per document: every one arrives, each document's in commit order, and the
+    /// queue empties (acknowledgements answered together commit together).
+    @Test func manyEventsArriveOncePerAcknowledgementInEachDocumentsOrder() async throws {
+        try await Self.with { receiver, _, client in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for d in 0..<12 {
+                    group.addTask {
+                        for n in 0..<5 {
+                            let status = try await client.put("/v1/docs/posts/d\(d)", #"{"n": \#(n)}"#).status
+                            #expect(status == 200)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            _ = try await receiver.waitForRequests(60)
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
+            let requests = receiver.received()
+            #expect(requests.allSatisfy { $0.verified && $0.status == 200 })
+            #expect(requests.count == 60 && Set(requests.map(\.id)).count == 60, "each event sent once, acknowledged at once")
+            for d in 0..<12 {
+                let values = requests.filter { $0.json["params"]?["postId"]?.stringValue == "d\(d)" }
+                    .map { $0.json["document"]?["after"]?["data"]?["n"] }
+                #expect(values == (0..<5).map { Optional(JSON.int($0)) }, "posts/d\(d)")
+            }
+        }
+    }
+
     @Test func aRefusedConnectionIsRetriedUntilTheMaximumAgeThenDead() async throws {
         let unreachable = try UnreachablePort()
         let file = try Self.functionsFile(url: "http://127.0.0.1:\(unreachable.port)/hooks", secret: Self.secret())

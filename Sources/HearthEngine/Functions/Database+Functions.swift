@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 
 /// The queue of function events: read and changed by the admin only (the admin endpoints, the delivery
@@ -16,18 +17,13 @@ extension Database {
             }
         case .event(let id):
             storage.read({ try $0.functionEvent(id: id).map { [$0] } ?? [] }) { completion($0.map(Outcome.functionEvents)) }
-        case .due(let skipping, let limit):
+        case .due(let skipping, let excluding, let limit):
             let now = Timestamp.now()
-            storage.read({ try $0.dueFunctionEvents(now: now, skipping: skipping, limit: limit) }) {
+            storage.read({ try $0.dueFunctionEvents(now: now, skipping: skipping, excluding: excluding, limit: limit) }) {
                 completion($0.map(Outcome.functionEvents))
             }
-        case .delivered(let id, let writes):
-            storage.write({ [self] context -> Outcome in
-                guard try context.removePendingFunctionEvent(id: id) else { return .done }
-                guard !writes.isEmpty else { return .done }
-                return .committed(try Self.apply(writes, commitTime: context.nextCommitTime(), in: context,
-                                                 triggers: functions.file))
-            }, completion: completion)
+        case .delivered(let acknowledgements):
+            acknowledge(acknowledgements, completion: completion)
         case .failed(let id, let attempts, let next, let error, let dead):
             storage.write({ context -> Outcome in
                 try context.recordFunctionEventAttempt(id: id, attempts: attempts, nextAttemptAt: next, lastError: error,
@@ -44,5 +40,55 @@ extension Database {
         case .fireTimers, .timers, .runSchedules:
             performFunctionClock(operation, completion: completion)
         }
+    }
+
+    /// The acknowledgements without writes are removed in one job; each with writes is a job of its own, so
+    /// writes that cannot be committed fail alone and leave their event pending. All are submitted at once,
+    /// so the writer commits them together (one commit per round, not one per event).
+    private func acknowledge(_ acknowledgements: [FunctionAcknowledgement],
+                             completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
+        if acknowledgements.isEmpty { return completion(.success(.acknowledged([]))) }
+        let plain = acknowledgements.indices.filter { acknowledgements[$0].writes.isEmpty }
+        let withWrites = acknowledgements.indices.filter { !acknowledgements[$0].writes.isEmpty }
+        let outcomes = AcknowledgementOutcomes(count: acknowledgements.count, jobs: (plain.isEmpty ? 0 : 1) + withWrites.count) {
+            completion(.success(.acknowledged($0)))
+        }
+        if !plain.isEmpty {
+            let ids = plain.map { acknowledgements[$0].id }
+            storage.write({ context in
+                for id in ids { _ = try context.removePendingFunctionEvent(id: id) }
+            }, completion: { result in outcomes.finish(plain, result) })
+        }
+        for k in withWrites {
+            let acknowledgement = acknowledgements[k]
+            storage.write({ [self] context in
+                guard try context.removePendingFunctionEvent(id: acknowledgement.id) else { return }
+                _ = try Self.apply(acknowledgement.writes, commitTime: context.nextCommitTime(), in: context,
+                                   triggers: functions.file)
+            }, completion: { result in outcomes.finish([k], result) })
+        }
+    }
+}
+
+/// Gathers the outcomes of an acknowledgement's jobs and reports them once every job has finished.
+private final class AcknowledgementOutcomes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors: [(any Error)?]
+    private var jobsLeft: Int
+    private let done: @Sendable ([(any Error)?]) -> Void
+
+    init(count: Int, jobs: Int, done: @escaping @Sendable ([(any Error)?]) -> Void) {
+        errors = Array(repeating: nil, count: count)
+        jobsLeft = jobs
+        self.done = done
+    }
+
+    func finish(_ indices: [Int], _ result: Result<Void, any Error>) {
+        lock.lock()
+        if case .failure(let error) = result { for i in indices { errors[i] = error } }
+        jobsLeft -= 1
+        let finished = jobsLeft == 0 ? errors : nil
+        lock.unlock()
+        if let finished { done(finished) }
     }
 }

@@ -4,6 +4,12 @@ extension FunctionsFile {
     /// Whether any trigger watches documents: without one, a commit matches nothing and pays nothing.
     public var watchesDocuments: Bool { triggers.contains { $0.on.isDocument } }
 
+    /// Whether a change to the document at `path` may cause an event (a document trigger's path matches it):
+    /// what a commit must change for delivery to look at the queue again.
+    public func watches(_ path: DocumentPath) -> Bool {
+        triggers.contains { $0.on.isDocument && $0.path?.matches(path.segments) == true }
+    }
+
     /// The events a change to one document causes, as the write job records them: `before` and `after` are
     /// the document as stored before the commit and after it (nil: missing). The body is the event as sent
     /// (`{"id", "type", "name", "time", "params", "document": {"path", "before", "after"}}`).
@@ -17,20 +23,23 @@ extension FunctionsFile {
         case (_?, _?): kind = .documentUpdated
         }
         var out: [FunctionEventRecord] = []
+        var text: String?
         for trigger in triggers where trigger.on == kind || trigger.on == .documentWritten {
             guard let params = trigger.path?.match(path.segments) else { continue }
+            let pathText = text ?? path.description
+            text = pathText
             let id = makeID()
-            var w = JSONWriter()
+            var w = JSONWriter(capacity: 1024)  // the head and a small document's before and after, without growing
             Self.writeHead(id: id, type: trigger.on.rawValue, name: trigger.name, time: commitTime, params: params, to: &w)
             w.raw(",\"document\":{\"path\":")
-            w.string(path.description)
+            w.string(pathText)
             w.raw(",\"before\":")
             if let before { before.write(to: &w) } else { w.raw("null") }
             w.raw(",\"after\":")
             if let after { after.write(to: &w) } else { w.raw("null") }
             w.raw("}}")
             out.append(FunctionEventRecord(id: id, endpoint: trigger.endpoint,
-                                           orderingKey: "\(trigger.endpoint)/document/\(path.description)",
+                                           orderingKey: trigger.endpoint + "/document/" + pathText,
                                            body: w.bytes, createdAt: commitTime))
         }
         return out

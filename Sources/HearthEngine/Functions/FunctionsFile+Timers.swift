@@ -10,6 +10,11 @@ extension FunctionsFile {
         return time
     }
 
+    /// Whether a change to the document at `path` may arm or drop a timer (a timer's path matches it).
+    public func armsTimers(_ path: DocumentPath) -> Bool {
+        timers.contains { $0.path.matches(path.segments) }
+    }
+
     /// Arms, re-arms or drops the timers a change to one document touches, in the write job's transaction.
     func armTimers(path: DocumentPath, before: Document?, after: Document?, in context: any DocumentWriter) throws {
         for timer in timers where timer.path.match(path.segments) != nil {

@@ -1,16 +1,32 @@
 import HearthCore
 
+/// An event's 2xx answer: its id and the writes the answer carries (none for most).
+public struct FunctionAcknowledgement: Sendable {
+    /// The event's id.
+    public var id: String
+    /// The answer's writes, committed with the event's removal.
+    public var writes: [Write]
+
+    /// Makes an acknowledgement.
+    public init(id: String, writes: [Write] = []) {
+        self.id = id
+        self.writes = writes
+    }
+}
+
 /// An operation on the queue of function events: what the admin endpoints and the delivery service ask.
 public enum FunctionsOperation: Sendable {
     /// Up to `limit` pending (or dead) events after sequence `after`, in sequence order.
     case events(dead: Bool, after: Int64, limit: Int)
     /// One event by id (nil in the outcome's list when missing).
     case event(id: String)
-    /// Up to `limit` events due now, each the first pending one of its ordering key, skipping those in flight.
-    case due(skipping: Set<Int64>, limit: Int)
-    /// The event was acknowledged: the answer's writes are committed as the admin in the transaction that
-    /// removes the event, so their effect happens once. Nothing is written when the event is no longer pending.
-    case delivered(id: String, writes: [Write])
+    /// Up to `limit` events due now, each the first pending one of its ordering key, skipping those in flight
+    /// and those of the endpoints in `excluding` (which have as many in flight as they may).
+    case due(skipping: Set<Int64>, excluding: Set<String> = [], limit: Int)
+    /// Events were acknowledged: each one's answer's writes are committed as the admin in the transaction that
+    /// removes it, so their effect happens once; nothing is written for an event no longer pending. Given
+    /// together, they commit in one round of the group commit. Answers `.acknowledged`, one entry each.
+    case delivered([FunctionAcknowledgement])
     /// An attempt failed: the event is tried again at `nextAttemptAt`, or is dead (`dead`), with `error`.
     case failed(id: String, attempts: Int, nextAttemptAt: Timestamp, error: String, dead: Bool)
     /// A dead event is made pending again, due now.

@@ -66,6 +66,15 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
         return params
     }
 
+    /// Whether `path`'s segments match, without binding the parameters.
+    public func matches(_ path: some Collection<String>) -> Bool {
+        guard path.count == segments.count else { return false }
+        for (segment, part) in zip(segments, path) {
+            if case .literal(let text) = segment, text != part { return false }
+        }
+        return true
+    }
+
     static func isParameterName(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
         return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }

@@ -40,8 +40,9 @@ public protocol DocumentReader {
     /// Whether any stored object names the bytes with this SHA-256.
     func fileBlobNamed(_ sha256: [UInt8]) throws -> Bool
     /// Up to `limit` pending function events due at `now`, each the first pending one of its ordering key, in
-    /// sequence order, skipping the sequences in `skipping` (those in flight).
-    func dueFunctionEvents(now: Timestamp, skipping: Set<Int64>, limit: Int) throws -> [FunctionEventRecord]
+    /// sequence order, skipping the sequences in `skipping` (those in flight) and the events of the endpoints in
+    /// `excluding` (those with as many attempts in flight as they may have).
+    func dueFunctionEvents(now: Timestamp, skipping: Set<Int64>, excluding: Set<String>, limit: Int) throws -> [FunctionEventRecord]
     /// Up to `limit` pending (or dead) function events after sequence `after`, in sequence order.
     func functionEvents(dead: Bool, after: Int64, limit: Int) throws -> [FunctionEventRecord]
     /// The function event with this id, or nil.

@@ -52,8 +52,8 @@ struct SQLiteDocumentReader: DocumentReader {
 
     func fileBlobNamed(_ sha256: [UInt8]) throws -> Bool { try context.fileBlobNamed(sha256) }
 
-    func dueFunctionEvents(now: Timestamp, skipping: Set<Int64>, limit: Int) throws -> [FunctionEventRecord] {
-        try context.dueFunctionEvents(now: now, skipping: skipping, limit: limit)
+    func dueFunctionEvents(now: Timestamp, skipping: Set<Int64>, excluding: Set<String>, limit: Int) throws -> [FunctionEventRecord] {
+        try context.dueFunctionEvents(now: now, skipping: skipping, excluding: excluding, limit: limit)
     }
 
     func functionEvents(dead: Bool, after: Int64, limit: Int) throws -> [FunctionEventRecord] {
