@@ -226,7 +226,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthFunctionsTests", dependencies: [
-            "HearthCore", "HearthFunctions", "HearthMail", "HearthServer", "HearthTesting", "prolific-functions",
+            "HearthClient", "HearthCore", "HearthFunctions", "HearthMail", "HearthServer", "HearthTesting", "prolific-functions",
             "blue-avalanche-functions",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),

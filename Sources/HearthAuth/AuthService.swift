@@ -138,21 +138,23 @@ public final class AuthService: Sendable {
     /// Checks an access token and answers the identity rules see (`request.auth`) and the session's id.
     /// Reads storage every time: a revoked or expired session fails at once.
     public func authenticate(accessToken: String) throws(HearthError) -> (identity: Identity, sessionID: String) {
-        let (identity, sessionID, _) = try authenticateWithLifetime(accessToken: accessToken)
+        let (identity, sessionID, _, _) = try authenticateWithLifetime(accessToken: accessToken)
         return (identity, sessionID)
     }
 
     /// `authenticate`, and how much longer the access token works: for a connection that outlives a request,
     /// which must end (or be given a fresh token) when its token expires. A lookup on the caller's thread.
+    /// `isIdentityToken` is true for a token `issueIdentityToken` made (a function's): a mark of the session
+    /// itself, which no claim an account can be given sets.
     public func authenticateWithLifetime(accessToken: String) throws(HearthError)
-        -> (identity: Identity, sessionID: String, remaining: Duration) {
+        -> (identity: Identity, sessionID: String, remaining: Duration, isIdentityToken: Bool) {
         guard Tokens.isWellFormed(accessToken, .access) else {
             throw .unauthenticated("The access token is malformed.")
         }
         let found = try storage.sessionWithUser(accessTokenHash: Tokens.hash(accessToken))
         let (identity, sessionID) = try checked(found)
         let left = (found?.0.accessExpires.microseconds ?? 0) - now().microseconds
-        return (identity, sessionID, .microseconds(max(0, left)))
+        return (identity, sessionID, .microseconds(max(0, left)), found?.0.isIdentityToken ?? false)
     }
 
     private func checked(_ found: (SessionRecord, UserRecord?)?) throws(HearthError) -> (identity: Identity, sessionID: String) {

@@ -45,6 +45,10 @@ public struct SessionRecord: Sendable, Equatable {
         self.claims = claims
     }
 
+    /// True for an identity token's session (`AuthService.issueIdentityToken`, a function's): only that call
+    /// makes a `custom` session with claims of its own; an account's claims live on the account.
+    public var isIdentityToken: Bool { provider == .custom && claims != nil }
+
     /// True while the session is not revoked and its access token has not expired.
     public func accessIsLive(at now: Timestamp) -> Bool { revokedAt == nil && now < accessExpires }
     /// True while the session is not revoked and its refresh token has not expired.

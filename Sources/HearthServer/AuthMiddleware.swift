@@ -15,6 +15,7 @@ struct AuthMiddleware: RouterMiddleware {
         let caller = try authenticator.caller(authorization: header)
         context.identity = caller.identity
         context.sessionID = caller.sessionID
+        context.isFunction = caller.isFunction
         return try await next(request, context)
     }
 

@@ -16,6 +16,8 @@ struct Authenticator: Sendable {
         var sessionID: String?
         /// When a user's access token stops working.
         var expires: ContinuousClock.Instant?
+        /// True for a function's identity token (the server made it for an event), which may send email and push.
+        var isFunction = false
 
         static let nobody = Caller(identity: .unauthenticated)
         static let admin = Caller(identity: .admin)
@@ -37,7 +39,7 @@ struct Authenticator: Sendable {
         guard token.hasPrefix(Tokens.Kind.access.prefix) else {
             throw .unauthenticated("the bearer token is neither the admin key nor an access token")
         }
-        let (identity, sessionID, remaining) = try auth.authenticateWithLifetime(accessToken: token)
-        return Caller(identity: identity, sessionID: sessionID, expires: .now + remaining)
+        let (identity, sessionID, remaining, isIdentityToken) = try auth.authenticateWithLifetime(accessToken: token)
+        return Caller(identity: identity, sessionID: sessionID, expires: .now + remaining, isFunction: isIdentityToken)
     }
 }

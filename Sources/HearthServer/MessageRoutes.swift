@@ -2,7 +2,7 @@ import HearthAuth
 import HearthCore
 import Hummingbird
 
-/// App email and the outbox, admin only: `POST /v1/messages/email` queues a message per address;
+/// App email and the outbox: `POST /v1/messages/email` (the admin or a function) queues a message per address;
 /// `GET /v1/admin/outbox` lists the pending messages and the dead ones (given up on) with their reasons,
 /// and `POST /v1/admin/outbox/retry` `{"id"?}` makes one dead message (or all) pending again.
 struct MessageRoutes {
@@ -10,7 +10,7 @@ struct MessageRoutes {
 
     func register(on router: Router<HearthRequestContext>) {
         router.post("/v1/messages/email") { request, context in
-            try Self.requireAdmin(context, "sending email")
+            try Self.requireAdminOrFunction(context, "sending email")
             let body = try AppEmailRequest(json: try await AuthRoutes.body(request, context))
             let ids = try await auth.queueEmail(body.email)
             return jsonResponse(JSON.object([("queued", .array(ids.map { .string($0) }))]).serialized(), status: .accepted)
@@ -47,5 +47,13 @@ struct MessageRoutes {
 
     static func requireAdmin(_ context: HearthRequestContext, _ what: String) throws(HearthError) {
         guard context.identity.isAdmin else { throw .permissionDenied("\(what) needs the admin key") }
+    }
+
+    /// Sending is the owner's, or a function's answering an event with its identity token; never a user's,
+    /// whatever claims the account has.
+    static func requireAdminOrFunction(_ context: HearthRequestContext, _ what: String) throws(HearthError) {
+        if context.identity.isAdmin || context.isFunction { return }
+        let message = "\(what) needs the admin key or a function's identity token"
+        throw context.identity == .unauthenticated ? .unauthenticated(message) : .permissionDenied(message)
     }
 }

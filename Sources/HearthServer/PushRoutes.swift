@@ -5,7 +5,7 @@ import Hummingbird
 
 /// Push notifications. A signed-in user registers devices (`POST /v1/push/devices`, answered with the
 /// device's id), lists them, deletes one by its id (so the token never appears in a URL) and subscribes them
-/// to topics; the admin sends (`POST /v1/push/send`), lists the queue (`GET /v1/admin/push`) and retries
+/// to topics; the admin or a function sends (`POST /v1/push/send`), lists the queue (`GET /v1/admin/push`) and retries
 /// dead notifications (`POST /v1/admin/push/retry`).
 struct PushRoutes {
     let push: PushService
@@ -35,7 +35,7 @@ struct PushRoutes {
             try await Self.topic(request, context, push: push, subscribed: false)
         }
         router.post("/v1/push/send") { request, context in
-            try MessageRoutes.requireAdmin(context, "sending push notifications")
+            try MessageRoutes.requireAdminOrFunction(context, "sending push notifications")
             let send = try PushRequests.Send(json: try await AuthRoutes.body(request, context))
             let ids = try await push.send(send)
             return jsonResponse(JSON.object([("queued", .array(ids.map { .string($0) }))]).serialized(),

@@ -9,6 +9,9 @@ public struct HearthRequestContext: RequestContext {
     public var identity: Identity = .unauthenticated
     /// The session of a user's access token, set by `AuthMiddleware` (logout and `me` act on it).
     public var sessionID: String?
+    /// True when the caller holds a function's identity token, set by `AuthMiddleware`: never a claim, so no
+    /// user can come to hold it.
+    public var isFunction = false
     /// The peer's address (client-address throttling).
     public var remoteAddress: SocketAddress?
     /// The connection, for an interim answer (`100 Continue`) written before the route's own.

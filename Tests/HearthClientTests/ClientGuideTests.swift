@@ -78,6 +78,10 @@ import Testing
             let token = try await app.auth.idToken()              // the current access token, e.g. to hand to another service
             let guest = try await Hearth(url: db.url).auth.signInAnonymously()
 
+            let emails = try await db.sendEmail(to: ["ann@example.com"], subject: "Your invitation", text: "Come over on Friday!")
+            let pushes = try await db.sendPush(to: .user("alice"), notification: PushNotification(title: "New reply", body: "Someone replied"),
+                                               data: ["letter": "l1"])   // [] when alice has no device
+
             let listening = Task {
                 for try await snapshot in db.collection("cities").whereField("state", isEqualTo: "CA").snapshots() {
                     for change in snapshot.documentChanges {
@@ -107,6 +111,7 @@ import Testing
             #expect(total == .int(6_850_000) && stats.count == 4)
             #expect(newBalance == 6)
             #expect(me.uid == user.uid && token != nil && guest.isAnonymous)
+            #expect(emails.count == 1 && pushes.isEmpty)
             _ = added
         }
     }
