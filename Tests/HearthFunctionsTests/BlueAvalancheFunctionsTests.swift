@@ -242,7 +242,7 @@ import Testing
         try await Self.withRig { rig in
             let (maria, _) = try await rig.hearth.signIn("maria")
             let path = try await rig.compose(maria, "maria", networks: ["twitter", "instagram"], at: Self.later(3600))
-            #expect(try await maria.delete("/v1/docs/\(path)").status == 200)
+            #expect(try await maria.delete("/v1/docs/\(path)").status == 204)
             #expect(try await rig.timer(path) == nil)
             let other = try await rig.compose(maria, "maria", networks: ["twitter"], at: Self.later(5400))
             rig.clock.advance(seconds: 2 * 3600)

@@ -21,7 +21,7 @@ struct Outlet: Sendable {
     var tokenExpiresAt: Timestamp?
 }
 
-/// The app's documents read with an event's token, so the rules decide what the functions may see
+/// Hearth as the functions' identity, with an event's token: the rules decide what it may read
 /// (rules/blue-avalanche.rules, `isFunctions()`).
 struct AppReader: Sendable {
     let hearth: Hearth
@@ -54,6 +54,17 @@ struct AppReader: Sendable {
             .whereField("timeZone", in: timeZones)
             .getDocuments()
         return snapshot.documents.map(\.documentID)
+    }
+}
+
+/// Hearth's push, sent with the event's token (the functions' identity may send; users may not).
+extension AppReader {
+    /// Queues the daily reminder for each of the user's devices (none registered: nothing is sent).
+    func remind(_ uid: String) async throws {
+        try await hearth.sendPush(to: .user(uid),
+                                  notification: PushNotification(title: "Time to post",
+                                                                 body: "Write today's post: Blue Avalanche publishes it at its time."),
+                                  data: ["kind": "dailyReminder"])
     }
 }
 

@@ -21,7 +21,6 @@ struct Reminder: Sendable {
             }
         }
         // A failure throws and the run is delivered again: users reminded before it may get a second push.
-        let push = PushClient(settings: settings, token: token)
-        for uid in due { try await push.remind(uid) }
+        for uid in due { try await reader.remind(uid) }
     }
 }

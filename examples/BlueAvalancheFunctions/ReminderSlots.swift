@@ -9,7 +9,7 @@ import HearthCore
 enum ReminderSlots {
     /// The time zones, among `zones`, whose local time at `instant` is in the first half of an hour, by that hour.
     static func zonesByLocalHour(at instant: Timestamp,
-                                 zones: [String] = TimeZone.knownTimeZoneIdentifiers) -> [Int: [String]] {
+                                 zones: [String] = knownZones) -> [Int: [String]] {
         let date = Date(timeIntervalSince1970: instant.secondsSinceEpoch)
         let seconds = Int64(floor(instant.secondsSinceEpoch))
         var byHour: [Int: [String]] = [:]
@@ -22,4 +22,20 @@ enum ReminderSlots {
         }
         return byHour
     }
+
+    /// Every time zone name this machine resolves: Foundation's list (ICU's names, which miss some current
+    /// IANA names such as Asia/Kolkata, listed as Asia/Calcutta) and the tz database's files where there are.
+    static let knownZones: [String] = {
+        var names = Set(TimeZone.knownTimeZoneIdentifiers)
+        for folder in ["/usr/share/zoneinfo", "/var/db/timezone/zoneinfo"] {
+            for path in FileManager.default.subpaths(atPath: folder) ?? [] {
+                guard path.first?.isUppercase == true, !names.contains(path) else { continue }
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: folder + "/" + path, isDirectory: &isFolder), !isFolder.boolValue,
+                      TimeZone(identifier: path) != nil else { continue }
+                names.insert(path)
+            }
+        }
+        return names.sorted()
+    }()
 }
