@@ -4,7 +4,7 @@ import HearthCore
 import NIOCore
 import NIOHTTP1
 
-/// An answer of a service that is not 2xx: the event fails and Hearth delivers it again later.
+/// Why a handler failed (a network's answer that is not 2xx, a missing token): Hearth delivers the event again later.
 struct ServiceError: Error, CustomStringConvertible {
     let description: String
 }
@@ -32,7 +32,7 @@ struct NetworkClient: Sendable {
     }
 
     /// Sends a request and fails with the status and the start of the body unless the answer is 2xx.
-    func send(_ request: HTTPClientRequest, what: String) async throws {
+    private func send(_ request: HTTPClientRequest, what: String) async throws {
         let response = try await settings.httpClient.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 64 * 1024)
         guard (200..<300).contains(response.status.code) else {
