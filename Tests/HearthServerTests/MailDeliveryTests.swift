@@ -291,7 +291,7 @@ import Testing
             #expect(try await client.post("/v1/messages/email", big).status == 413)
             let user = try await client.signedUp("ann@example.com", Self.password)
             let denied = try await client.post("/v1/messages/email", Self.email(["a@example.com"]), as: .token(user.token))
-            #expect(denied.status == 403 && denied.errorMessage == "sending email needs the admin key")
+            #expect(denied.status == 403 && denied.errorMessage == "sending email needs the admin key or a function's identity token")
             #expect(try await client.get("/v1/admin/outbox", as: .token(user.token)).status == 403)
             // Without SMTP, app email goes to the development mailbox like account messages.
             #expect(try await client.post("/v1/messages/email", Self.email(["a@example.com"], html: "<b>hi</b>")).status == 202)
