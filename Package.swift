@@ -132,6 +132,13 @@ let package = Package(
         .executableTarget(name: "comeover-functions", dependencies: [
             "HearthFunctions", "HearthClient", "HearthCore",
         ], path: "examples/ComeOverFunctions", exclude: ["functions.json"], swiftSettings: swiftSettings),
+        // Blue Avalanche's publishing and daily reminder (docs/apps/blue-avalanche.md): `swift run blue-avalanche-functions`.
+        .executableTarget(name: "blue-avalanche-functions", dependencies: [
+            "HearthFunctions", "HearthCore", "HearthClient",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], path: "examples/BlueAvalancheFunctions", exclude: ["functions.json"], swiftSettings: swiftSettings),
         // A typed Swift client of the HTTP API (docs/client.md): shares HearthCore's value encoding, knows no server.
         .target(name: "HearthClient", dependencies: [
             "HearthCore",
@@ -227,7 +234,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthFunctionsTests", dependencies: [
             "HearthClient", "HearthCore", "HearthFunctions", "HearthMail", "HearthServer", "HearthTesting", "prolific-functions",
-            "letter-functions", "comeover-functions",
+            "letter-functions", "comeover-functions", "blue-avalanche-functions",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
