@@ -1,11 +1,12 @@
 import Foundation
 import HearthCore
 
-/// The writes of `/v1/commit` (docs/api.md, Commits), built in one place for references, batches and transactions.
-enum WriteBuilder {
-    enum Merge { case none, all, fields([String]) }
+/// The writes of `/v1/commit` (docs/api.md, Commits), built in one place for references, batches and
+/// transactions, and for the writes a function handler answers (`HearthFunctions.FunctionWrite`).
+package enum WriteBuilder {
+    package enum Merge { case none, all, fields([String]) }
 
-    static func set(_ path: String, fields: [(String, JSON)], merge: Merge) -> JSON {
+    package static func set(_ path: String, fields: [(String, JSON)], merge: Merge) -> JSON {
         var write: [(String, JSON)] = [("set", .string(path)), ("data", .object(fields))]
         switch merge {
         case .none: break
@@ -15,7 +16,7 @@ enum WriteBuilder {
         return .object(write)
     }
 
-    static func create(_ path: String, fields: [(String, JSON)]) -> JSON {
+    package static func create(_ path: String, fields: [(String, JSON)]) -> JSON {
         .object([("create", .string(path)), ("data", .object(fields))])
     }
 
@@ -23,10 +24,28 @@ enum WriteBuilder {
     static func update(_ path: String, fields: [String: Any]) throws(HearthClientError) -> JSON {
         var data: [(String, JSON)] = []
         for key in fields.keys.sorted() { data.append((key, try Wire.json(any: fields[key]!, at: key))) }
-        return .object([("update", .string(path)), ("data", .object(data))])
+        return update(path, fields: data)
     }
 
-    static func delete(_ path: String) -> JSON { .object([("delete", .string(path))]) }
+    /// An update whose data is in the wire encoding already (keys are field paths).
+    package static func update(_ path: String, fields: [(String, JSON)]) -> JSON {
+        .object([("update", .string(path)), ("data", .object(fields))])
+    }
+
+    package static func delete(_ path: String) -> JSON { .object([("delete", .string(path))]) }
+
+    /// A write that only checks its precondition.
+    package static func verify(_ path: String) -> JSON { .object([("verify", .string(path))]) }
+
+    /// The write, applied only if the precondition holds.
+    package static func write(_ write: JSON, precondition: Precondition) -> JSON {
+        guard case .object(var pairs) = write else { return write }
+        switch precondition {
+        case .exists(let exists): pairs.append(("precondition", .object([("exists", .bool(exists))])))
+        case .updateTime(let time): pairs.append(("precondition", .object([("updateTime", .string(time.rfc3339))])))
+        }
+        return .object(pairs)
+    }
 }
 
 /// Writes committed together, atomically, in order (Firestore's `WriteBatch`; at most 500).
