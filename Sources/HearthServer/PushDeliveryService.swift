@@ -19,17 +19,14 @@ struct PushDeliveryService: Service {
     let logger: Logger
 
     /// The clients of the configured services.
-    struct Clients {
+    struct Clients: Sendable {
         let apns: APNsClient?
         let fcm: FCMClient?
     }
 
     func run() async {
         let clients = Clients(apns: settings.apns.map(APNsClient.init), fcm: settings.fcm.map(FCMClient.init))
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            let sent = await deliverDue(clients)
-            if sent == 0 { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) } }
-        }
+        await DeliveryQueue.run(every: interval) { await deliverDue(clients) }
         await clients.apns?.shutdown()
         await clients.fcm?.shutdown()
     }
@@ -38,22 +35,12 @@ struct PushDeliveryService: Service {
     func deliverDue(_ clients: Clients) async -> Int {
         let due: [PushMessage]
         do {
-            due = try await push.storage.pendingPush(dueBy: push.now(), limit: max(1, settings.concurrency) * 8)
+            due = try await push.storage.pendingPush(dueBy: push.now(), limit: DeliveryQueue.batchSize(concurrency: settings.concurrency))
         } catch {
             logger.error("could not read the push queue", metadata: ["error": "\(error.message)"])
             return 0
         }
-        await withTaskGroup(of: Void.self) { group in
-            var next = due.makeIterator()
-            for _ in 0..<max(1, settings.concurrency) {
-                guard let message = next.next() else { break }
-                group.addTask { await deliver(message, clients) }
-            }
-            while await group.next() != nil {
-                guard let message = next.next() else { continue }
-                group.addTask { await deliver(message, clients) }
-            }
-        }
+        await DeliveryQueue.send(due, concurrency: settings.concurrency) { message in await deliver(message, clients) }
         return due.count
     }
 
