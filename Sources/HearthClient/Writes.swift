@@ -48,50 +48,78 @@ package enum WriteBuilder {
     }
 }
 
-/// Writes committed together, atomically, in order (Firestore's `WriteBatch`; at most 500).
-public final class WriteBatch: @unchecked Sendable {
-    let hearth: Hearth
+/// The writes a batch or a transaction collects before its commit. A write that cannot be built is kept as
+/// the problem (the first one), thrown by the commit, as Firestore's SDK reports it.
+final class WriteBuffer: @unchecked Sendable {
     private var writes: [JSON] = []
     private var problem: HearthClientError?
     private let lock = NSLock()
 
-    init(hearth: Hearth) { self.hearth = hearth }
-
-    private func add(_ make: () throws(HearthClientError) -> JSON) -> WriteBatch {
+    private func add(_ make: () throws(HearthClientError) -> JSON) {
         lock.withLock {
             do throws(HearthClientError) { writes.append(try make()) } catch { problem = problem ?? error }
         }
-        return self
     }
 
-    @discardableResult
-    public func setData(_ data: [String: Any], forDocument document: DocumentReference, merge: Bool = false) -> WriteBatch {
+    func set(_ data: [String: Any], _ document: DocumentReference, merge: Bool) {
         add { () throws(HearthClientError) in WriteBuilder.set(document.path, fields: try Wire.pairs(data, at: nil), merge: merge ? .all : .none) }
     }
 
-    @discardableResult
-    public func setData<T: Encodable>(from value: T, forDocument document: DocumentReference, merge: Bool = false) -> WriteBatch {
+    func set<T: Encodable>(from value: T, _ document: DocumentReference, merge: Bool) {
         add { () throws(HearthClientError) in
             WriteBuilder.set(document.path, fields: try HearthEncoder().encodeDocument(value), merge: merge ? .all : .none)
         }
     }
 
+    func update(_ fields: [String: Any], _ document: DocumentReference) {
+        add { () throws(HearthClientError) in try WriteBuilder.update(document.path, fields: fields) }
+    }
+
+    func delete(_ document: DocumentReference) { add { WriteBuilder.delete(document.path) } }
+
+    /// The writes to commit, or the problem of one of them.
+    func collected() throws(HearthClientError) -> [JSON] {
+        let (writes, problem) = lock.withLock { (self.writes, self.problem) }
+        if let problem { throw problem }
+        return writes
+    }
+}
+
+/// Writes committed together, atomically, in order (Firestore's `WriteBatch`; at most 500).
+public final class WriteBatch: Sendable {
+    let hearth: Hearth
+    private let buffer = WriteBuffer()
+
+    init(hearth: Hearth) { self.hearth = hearth }
+
+    @discardableResult
+    public func setData(_ data: [String: Any], forDocument document: DocumentReference, merge: Bool = false) -> WriteBatch {
+        buffer.set(data, document, merge: merge)
+        return self
+    }
+
+    @discardableResult
+    public func setData<T: Encodable>(from value: T, forDocument document: DocumentReference, merge: Bool = false) -> WriteBatch {
+        buffer.set(from: value, document, merge: merge)
+        return self
+    }
+
     @discardableResult
     public func updateData(_ fields: [String: Any], forDocument document: DocumentReference) -> WriteBatch {
-        add { () throws(HearthClientError) in try WriteBuilder.update(document.path, fields: fields) }
+        buffer.update(fields, document)
+        return self
     }
 
     @discardableResult
     public func deleteDocument(_ document: DocumentReference) -> WriteBatch {
-        add { () throws(HearthClientError) in WriteBuilder.delete(document.path) }
+        buffer.delete(document)
+        return self
     }
 
     /// Commits the writes: all apply, or none (the error names the write that failed).
     @discardableResult
     public func commit() async throws(HearthClientError) -> CommitResult {
-        let (writes, problem) = lock.withLock { (self.writes, self.problem) }
-        if let problem { throw problem }
-        return try await hearth.commit(writes)
+        try await hearth.commit(try buffer.collected())
     }
 }
 
