@@ -1,3 +1,5 @@
+import HearthCore
+import Logging
 import ServiceLifecycle
 
 /// How the outbox's SMTP sender and the push queue's sender work through their queue: batches of what is due
@@ -13,8 +15,21 @@ enum DeliveryQueue {
         }
     }
 
-    /// How many messages a batch reads for `concurrency` senders.
-    static func batchSize(concurrency: Int) -> Int { max(1, concurrency) * 8 }
+    /// Reads one batch with `due` (given how many to read at most) and sends it, `concurrency` messages at
+    /// once; answers how many were tried. A failed read is logged (`queue`: "the outbox") and tries none.
+    static func sendDue<Message: Sendable>(concurrency: Int, logger: Logger, queue: String,
+                                           _ due: (Int) async throws(HearthError) -> [Message],
+                                           _ send: @escaping @Sendable (Message) async -> Void) async -> Int {
+        let messages: [Message]
+        do {
+            messages = try await due(max(1, concurrency) * 8)
+        } catch {
+            logger.error("could not read \(queue)", metadata: ["error": "\(error.message)"])
+            return 0
+        }
+        await self.send(messages, concurrency: concurrency, send)
+        return messages.count
+    }
 
     /// Sends `messages`, `concurrency` of them (at least one) at a time, and returns when all are done.
     static func send<Message: Sendable>(_ messages: [Message], concurrency: Int,

@@ -22,15 +22,11 @@ struct MailDeliveryService: Service {
 
     /// Sends one batch of due messages; answers how many were tried.
     func deliverDue(_ client: SMTPClient) async -> Int {
-        let due: [OutboxMessage]
-        do {
-            due = try await auth.dueOutbox(limit: DeliveryQueue.batchSize(concurrency: settings.concurrency))
-        } catch {
-            logger.error("could not read the outbox", metadata: ["error": "\(error.message)"])
-            return 0
+        await DeliveryQueue.sendDue(concurrency: settings.concurrency, logger: logger, queue: "the outbox") { limit throws(HearthError) in
+            try await auth.dueOutbox(limit: limit)
+        } _: { message in
+            await deliver(message, client)
         }
-        await DeliveryQueue.send(due, concurrency: settings.concurrency) { message in await deliver(message, client) }
-        return due.count
     }
 
     func deliver(_ message: OutboxMessage, _ client: SMTPClient) async {

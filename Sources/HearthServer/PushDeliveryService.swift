@@ -33,15 +33,11 @@ struct PushDeliveryService: Service {
 
     /// Sends one batch of due notifications; answers how many were tried.
     func deliverDue(_ clients: Clients) async -> Int {
-        let due: [PushMessage]
-        do {
-            due = try await push.storage.pendingPush(dueBy: push.now(), limit: DeliveryQueue.batchSize(concurrency: settings.concurrency))
-        } catch {
-            logger.error("could not read the push queue", metadata: ["error": "\(error.message)"])
-            return 0
+        await DeliveryQueue.sendDue(concurrency: settings.concurrency, logger: logger, queue: "the push queue") { limit throws(HearthError) in
+            try await push.storage.pendingPush(dueBy: push.now(), limit: limit)
+        } _: { message in
+            await deliver(message, clients)
         }
-        await DeliveryQueue.send(due, concurrency: settings.concurrency) { message in await deliver(message, clients) }
-        return due.count
     }
 
     func deliver(_ message: PushMessage, _ clients: Clients) async {
