@@ -24,6 +24,21 @@ extension SQLiteAuthStorage {
                                deadAt: s.isNull(first + 3) ? nil : Timestamp(microseconds: s.int(first + 3)))
     }
 
+    /// The rows of `table` (its `columns`, the delivery's four last) that meet `condition` (`dueRows` or
+    /// `deadRows`) at `time`, oldest first, at most `limit`, each made by `row`.
+    func queueRows<Row: Sendable>(_ table: String, columns: String, where condition: String, time: Timestamp, limit: Int,
+                                  _ row: @escaping @Sendable (Statement) throws -> Row) async throws(HearthError) -> [Row] {
+        try await reading { c -> [Row] in
+            let s = try c.prepare("SELECT \(columns), attempts, next_attempt_at, last_error, dead_at FROM \(table) WHERE \(condition) ORDER BY seq LIMIT ?")
+            defer { s.reset() }
+            s.bind(1, time.microseconds)
+            s.bind(2, Int64(max(0, min(limit, Int(Int32.max)))))
+            var out: [Row] = []
+            while try s.step() { out.append(try row(s)) }
+            return out
+        }
+    }
+
     /// Records the delivery of the message `id` of `table`; false when there is no such message.
     func updateDelivery(in table: String, id: String, _ delivery: OutboxMessage.Delivery) async throws(HearthError) -> Bool {
         try await writing { c -> Bool in

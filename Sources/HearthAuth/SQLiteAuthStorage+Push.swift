@@ -159,21 +159,10 @@ extension SQLiteAuthStorage: PushStorage {
     }
 
     private func pushQueue(where condition: String, time: Timestamp, limit: Int) async throws(HearthError) -> [PushMessage] {
-        try await reading { c -> [PushMessage] in
-            let s = try c.prepare("""
-                SELECT id, device_id, content, created_at, attempts, next_attempt_at, last_error, dead_at
-                FROM push_queue WHERE \(condition) ORDER BY seq LIMIT ?
-                """)
-            defer { s.reset() }
-            s.bind(1, time.microseconds)
-            s.bind(2, Int64(max(0, min(limit, Int(Int32.max)))))
-            var out: [PushMessage] = []
-            while try s.step() {
-                let delivery = Self.delivery(s, from: 4)
-                out.append(PushMessage(id: s.text(0), deviceID: s.text(1), content: try JSON.parse(s.text(2)),
-                                       createdAt: Timestamp(microseconds: s.int(3)), delivery: delivery))
-            }
-            return out
+        try await queueRows("push_queue", columns: "id, device_id, content, created_at", where: condition, time: time,
+                            limit: limit) { s in
+            PushMessage(id: s.text(0), deviceID: s.text(1), content: try JSON.parse(s.text(2)),
+                        createdAt: Timestamp(microseconds: s.int(3)), delivery: Self.delivery(s, from: 4))
         }
     }
 

@@ -395,28 +395,15 @@ package final class SQLiteAuthStorage: AuthStorage {
     }
 
     private func outbox(where condition: String, time: Timestamp, limit: Int) async throws(HearthError) -> [OutboxMessage] {
-        let rows = try await reading { c -> [(OutboxMessage, [UInt8])] in
-            let s = try c.prepare("""
-                SELECT id, purpose, recipient, uid, sealed_token, expires_at, created_at, content, attempts,
-                       next_attempt_at, last_error, dead_at
-                FROM auth_outbox WHERE \(condition) ORDER BY seq LIMIT ?
-                """)
-            defer { s.reset() }
-            s.bind(1, time.microseconds)
-            s.bind(2, Int64(max(0, limit)))
-            var out: [(OutboxMessage, [UInt8])] = []
-            while try s.step() {
-                guard let purpose = OutboxMessage.Purpose(rawValue: s.text(1)) else {
-                    throw HearthError.internal("An outbox row has an unknown purpose.")
-                }
-                let delivery = Self.delivery(s, from: 8)
-                out.append((OutboxMessage(id: s.text(0), purpose: purpose, to: s.text(2), uid: s.text(3), token: "",
-                                          expiresAt: Timestamp(microseconds: s.int(5)),
-                                          createdAt: Timestamp(microseconds: s.int(6)),
-                                          email: s.isNull(7) ? nil : try Self.decodeEmail(s.text(7)),
-                                          delivery: delivery), s.blob(4)))
+        let rows = try await queueRows("auth_outbox", columns: "id, purpose, recipient, uid, sealed_token, expires_at, created_at, content",
+                                       where: condition, time: time, limit: limit) { s -> (OutboxMessage, [UInt8]) in
+            guard let purpose = OutboxMessage.Purpose(rawValue: s.text(1)) else {
+                throw HearthError.internal("An outbox row has an unknown purpose.")
             }
-            return out
+            return (OutboxMessage(id: s.text(0), purpose: purpose, to: s.text(2), uid: s.text(3), token: "",
+                                  expiresAt: Timestamp(microseconds: s.int(5)), createdAt: Timestamp(microseconds: s.int(6)),
+                                  email: s.isNull(7) ? nil : try Self.decodeEmail(s.text(7)), delivery: Self.delivery(s, from: 8)),
+                    s.blob(4))
         }
         var messages: [OutboxMessage] = []
         var unreadable: [String] = []
