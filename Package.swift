@@ -112,9 +112,10 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCertificateReloading", package: "swift-nio-extras"),
         ], swiftSettings: swiftSettings),
-        // Writing function handlers: knows the webhook's wire format, not the server (HearthCore for the values).
+        // Writing function handlers: knows the webhook's wire format, not the server. Built on HearthClient, so a
+        // handler writes and reads values with the client's `FieldValue` and coders, and calls with the event's token.
         .target(name: "HearthFunctions", dependencies: [
-            "HearthCore",
+            "HearthCore", "HearthClient",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),

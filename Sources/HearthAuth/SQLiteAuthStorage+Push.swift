@@ -151,46 +151,23 @@ extension SQLiteAuthStorage: PushStorage {
     }
 
     package func pendingPush(dueBy time: Timestamp, limit: Int) async throws(HearthError) -> [PushMessage] {
-        try await pushQueue(where: "dead_at IS NULL AND next_attempt_at <= ?", time: time, limit: limit)
+        try await pushQueue(where: Self.dueRows, time: time, limit: limit)
     }
 
     package func deadPush(limit: Int) async throws(HearthError) -> [PushMessage] {
-        try await pushQueue(where: "dead_at IS NOT NULL AND next_attempt_at >= ?", time: Timestamp(microseconds: .min), limit: limit)
+        try await pushQueue(where: Self.deadRows, time: Timestamp(microseconds: .min), limit: limit)
     }
 
     private func pushQueue(where condition: String, time: Timestamp, limit: Int) async throws(HearthError) -> [PushMessage] {
-        try await reading { c -> [PushMessage] in
-            let s = try c.prepare("""
-                SELECT id, device_id, content, created_at, attempts, next_attempt_at, last_error, dead_at
-                FROM push_queue WHERE \(condition) ORDER BY seq LIMIT ?
-                """)
-            defer { s.reset() }
-            s.bind(1, time.microseconds)
-            s.bind(2, Int64(max(0, min(limit, Int(Int32.max)))))
-            var out: [PushMessage] = []
-            while try s.step() {
-                let delivery = OutboxMessage.Delivery(
-                    attempts: Int(s.int(4)), nextAttemptAt: Timestamp(microseconds: s.int(5)),
-                    lastError: s.isNull(6) ? nil : s.text(6), deadAt: s.isNull(7) ? nil : Timestamp(microseconds: s.int(7)))
-                out.append(PushMessage(id: s.text(0), deviceID: s.text(1), content: try JSON.parse(s.text(2)),
-                                       createdAt: Timestamp(microseconds: s.int(3)), delivery: delivery))
-            }
-            return out
+        try await queueRows("push_queue", columns: "id, device_id, content, created_at", where: condition, time: time,
+                            limit: limit) { s in
+            PushMessage(id: s.text(0), deviceID: s.text(1), content: try JSON.parse(s.text(2)),
+                        createdAt: Timestamp(microseconds: s.int(3)), delivery: Self.delivery(s, from: 4))
         }
     }
 
     package func updatePushDelivery(id: String, _ delivery: OutboxMessage.Delivery) async throws(HearthError) -> Bool {
-        try await writing { c -> Bool in
-            guard try Self.exists(c, "SELECT 1 FROM push_queue WHERE id = ?", id) else { return false }
-            let s = try c.prepare("UPDATE push_queue SET attempts = ?, next_attempt_at = ?, last_error = ?, dead_at = ? WHERE id = ?")
-            s.bind(1, Int64(delivery.attempts))
-            s.bind(2, delivery.nextAttemptAt.microseconds)
-            if let error = delivery.lastError { s.bind(3, error) } else { s.bindNull(3) }
-            if let dead = delivery.deadAt { s.bind(4, dead.microseconds) } else { s.bindNull(4) }
-            s.bind(5, id)
-            try s.run()
-            return true
-        }
+        try await updateDelivery(in: "push_queue", id: id, delivery)
     }
 
     package func deletePush(id: String) async throws(HearthError) {

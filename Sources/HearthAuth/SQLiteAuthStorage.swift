@@ -382,46 +382,28 @@ package final class SQLiteAuthStorage: AuthStorage {
         s.bind(6, message.expiresAt.microseconds)
         s.bind(7, message.createdAt.microseconds)
         if let email = message.email { s.bind(8, encodeEmail(email)) } else { s.bindNull(8) }
-        s.bind(9, Int64(message.delivery.attempts))
-        s.bind(10, message.delivery.nextAttemptAt.microseconds)
-        if let error = message.delivery.lastError { s.bind(11, error) } else { s.bindNull(11) }
-        if let dead = message.delivery.deadAt { s.bind(12, dead.microseconds) } else { s.bindNull(12) }
+        Self.bind(message.delivery, to: s, from: 9)
         try s.run()
     }
 
     package func pendingOutbox(dueBy time: Timestamp, limit: Int) async throws(HearthError) -> [OutboxMessage] {
-        try await outbox(where: "dead_at IS NULL AND next_attempt_at <= ?", time: time, limit: limit)
+        try await outbox(where: Self.dueRows, time: time, limit: limit)
     }
 
     package func deadOutbox(limit: Int) async throws(HearthError) -> [OutboxMessage] {
-        try await outbox(where: "dead_at IS NOT NULL AND next_attempt_at >= ?", time: Timestamp(microseconds: .min), limit: limit)
+        try await outbox(where: Self.deadRows, time: Timestamp(microseconds: .min), limit: limit)
     }
 
     private func outbox(where condition: String, time: Timestamp, limit: Int) async throws(HearthError) -> [OutboxMessage] {
-        let rows = try await reading { c -> [(OutboxMessage, [UInt8])] in
-            let s = try c.prepare("""
-                SELECT id, purpose, recipient, uid, sealed_token, expires_at, created_at, content, attempts,
-                       next_attempt_at, last_error, dead_at
-                FROM auth_outbox WHERE \(condition) ORDER BY seq LIMIT ?
-                """)
-            defer { s.reset() }
-            s.bind(1, time.microseconds)
-            s.bind(2, Int64(max(0, limit)))
-            var out: [(OutboxMessage, [UInt8])] = []
-            while try s.step() {
-                guard let purpose = OutboxMessage.Purpose(rawValue: s.text(1)) else {
-                    throw HearthError.internal("An outbox row has an unknown purpose.")
-                }
-                let delivery = OutboxMessage.Delivery(
-                    attempts: Int(s.int(8)), nextAttemptAt: Timestamp(microseconds: s.int(9)),
-                    lastError: s.isNull(10) ? nil : s.text(10), deadAt: s.isNull(11) ? nil : Timestamp(microseconds: s.int(11)))
-                out.append((OutboxMessage(id: s.text(0), purpose: purpose, to: s.text(2), uid: s.text(3), token: "",
-                                          expiresAt: Timestamp(microseconds: s.int(5)),
-                                          createdAt: Timestamp(microseconds: s.int(6)),
-                                          email: s.isNull(7) ? nil : try Self.decodeEmail(s.text(7)),
-                                          delivery: delivery), s.blob(4)))
+        let rows = try await queueRows("auth_outbox", columns: "id, purpose, recipient, uid, sealed_token, expires_at, created_at, content",
+                                       where: condition, time: time, limit: limit) { s -> (OutboxMessage, [UInt8]) in
+            guard let purpose = OutboxMessage.Purpose(rawValue: s.text(1)) else {
+                throw HearthError.internal("An outbox row has an unknown purpose.")
             }
-            return out
+            return (OutboxMessage(id: s.text(0), purpose: purpose, to: s.text(2), uid: s.text(3), token: "",
+                                  expiresAt: Timestamp(microseconds: s.int(5)), createdAt: Timestamp(microseconds: s.int(6)),
+                                  email: s.isNull(7) ? nil : try Self.decodeEmail(s.text(7)), delivery: Self.delivery(s, from: 8)),
+                    s.blob(4))
         }
         var messages: [OutboxMessage] = []
         var unreadable: [String] = []
@@ -446,18 +428,7 @@ package final class SQLiteAuthStorage: AuthStorage {
     }
 
     package func updateOutboxDelivery(id: String, _ delivery: OutboxMessage.Delivery) async throws(HearthError) -> Bool {
-        try await writing { c in
-            let s = try c.prepare("""
-                UPDATE auth_outbox SET attempts = ?, next_attempt_at = ?, last_error = ?, dead_at = ? WHERE id = ?
-                """)
-            s.bind(1, Int64(delivery.attempts))
-            s.bind(2, delivery.nextAttemptAt.microseconds)
-            if let error = delivery.lastError { s.bind(3, error) } else { s.bindNull(3) }
-            if let dead = delivery.deadAt { s.bind(4, dead.microseconds) } else { s.bindNull(4) }
-            s.bind(5, id)
-            try s.run()
-            return c.changes > 0
-        }
+        try await updateDelivery(in: "auth_outbox", id: id, delivery)
     }
 
     package func deleteOutbox(id: String) async throws(HearthError) {

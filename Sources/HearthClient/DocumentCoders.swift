@@ -19,7 +19,12 @@ public struct DocumentEncoder: Sendable {
 
     /// The document's data as a write sends it: wire JSON text, sentinels included.
     public func wireText<T: Encodable>(_ value: T) throws(HearthClientError) -> String {
-        JSON.object(try HearthEncoder().encodeDocument(value)).text
+        JSON.object(try wireFields(value)).text
+    }
+
+    /// The document's data as a write sends it: its fields in the wire encoding, sentinels included.
+    package func wireFields<T: Encodable>(_ value: T) throws(HearthClientError) -> [(String, JSON)] {
+        try HearthEncoder().encodeDocument(value)
     }
 }
 

@@ -1,42 +1,68 @@
 import Foundation
 import HearthCore
 
-/// A write sentinel (docs/api.md, Values): a field transform the server applies in the commit, written where a
-/// value would be, in the data of a write (never inside arrays, never in queries), either in a dictionary or as
-/// a property of an `Encodable` document.
+/// A field's value in a write: any value, or a write sentinel (docs/api.md, Values), a field transform the
+/// server applies in the commit, written where a value would be (never inside arrays, never in queries),
+/// in a dictionary or as a property of an `Encodable` document. Literals make values:
+/// `["title": "Round 1", "open": true, "count": 0, "tags": ["a", "b"], "at": .serverTimestamp]`.
 public struct FieldValue: Sendable, Equatable, Codable {
+    // `HearthCore.Value` in full inside the type: its dictionary literals name their values `Value`.
     let json: JSON
 
-    /// The commit time (the same for every write of a commit).
-    public static func serverTimestamp() -> FieldValue { FieldValue(json: .object([("$serverTimestamp", .bool(true))])) }
+    /// Any value.
+    public static func value(_ value: HearthCore.Value) -> FieldValue { FieldValue(json: value.wireJSON) }
+    /// A map whose fields may hold sentinels themselves.
+    public static func map(_ fields: [String: FieldValue]) -> FieldValue { FieldValue(json: Wire.map(pairs(fields))) }
+    /// A timestamp, to the microsecond.
+    public static func timestamp(_ date: Date) -> FieldValue { .value(.timestamp(Timestamp(date: date))) }
+    /// Bytes.
+    public static func bytes(_ data: Data) -> FieldValue { .value(.bytes([UInt8](data))) }
+    /// A reference to a document; a path that is not a document's throws.
+    public static func reference(_ path: String) throws -> FieldValue { .value(.reference(try DocumentPath(path))) }
+
+    /// The commit time (the same for every write of a commit). `FieldValue.serverTimestamp()`, Firestore's
+    /// spelling, is the same value (see `callAsFunction`).
+    public static var serverTimestamp: FieldValue { FieldValue(json: .object([("$serverTimestamp", .bool(true))])) }
+    /// Removes the field (in `updateData`, or `setData` with a merge); `FieldValue.delete()` is the same value.
+    public static var delete: FieldValue { FieldValue(json: .object([("$delete", .bool(true))])) }
+    /// The value itself: lets `serverTimestamp()` and `delete()` be written with Firestore's parentheses.
+    public func callAsFunction() -> FieldValue { self }
+
     /// Adds to the stored number (integer + integer stays an integer, saturating).
     public static func increment(_ n: Int) -> FieldValue { increment(Int64(n)) }
     /// Adds to the stored number (integer + integer stays an integer, saturating).
     public static func increment(_ n: Int64) -> FieldValue { FieldValue(json: .object([("$increment", .int(n))])) }
     /// Adds to the stored number (the result is a double).
-    public static func increment(_ n: Double) -> FieldValue { FieldValue(json: .object([("$increment", Value.double(n).wireJSON)])) }
+    public static func increment(_ n: Double) -> FieldValue { FieldValue(json: .object([("$increment", HearthCore.Value.double(n).wireJSON)])) }
     /// The larger of the stored number and `n`.
     public static func maximum(_ n: Int) -> FieldValue { maximum(Int64(n)) }
     /// The larger of the stored number and `n`.
-    public static func maximum(_ n: Int64) -> FieldValue { FieldValue(json: .object([("$maximum", .int(n))])) }
+    public static func maximum(_ n: Int64) -> FieldValue { maximum(HearthCore.Value.int(n)) }
     /// The larger of the stored number and `n`.
-    public static func maximum(_ n: Double) -> FieldValue { FieldValue(json: .object([("$maximum", Value.double(n).wireJSON)])) }
+    public static func maximum(_ n: Double) -> FieldValue { maximum(HearthCore.Value.double(n)) }
+    /// The larger of the stored value and `n`.
+    public static func maximum(_ n: HearthCore.Value) -> FieldValue { FieldValue(json: .object([("$maximum", n.wireJSON)])) }
     /// The smaller of the stored number and `n`.
     public static func minimum(_ n: Int) -> FieldValue { minimum(Int64(n)) }
     /// The smaller of the stored number and `n`.
-    public static func minimum(_ n: Int64) -> FieldValue { FieldValue(json: .object([("$minimum", .int(n))])) }
+    public static func minimum(_ n: Int64) -> FieldValue { minimum(HearthCore.Value.int(n)) }
     /// The smaller of the stored number and `n`.
-    public static func minimum(_ n: Double) -> FieldValue { FieldValue(json: .object([("$minimum", Value.double(n).wireJSON)])) }
+    public static func minimum(_ n: Double) -> FieldValue { minimum(HearthCore.Value.double(n)) }
+    /// The smaller of the stored value and `n`.
+    public static func minimum(_ n: HearthCore.Value) -> FieldValue { FieldValue(json: .object([("$minimum", n.wireJSON)])) }
     /// Appends the elements not already in the stored array.
-    public static func arrayUnion(_ elements: [Value]) -> FieldValue {
+    public static func arrayUnion(_ elements: [HearthCore.Value]) -> FieldValue {
         FieldValue(json: .object([("$arrayUnion", .array(elements.map(\.wireJSON)))]))
     }
     /// Removes every element equal to one of these from the stored array.
-    public static func arrayRemove(_ elements: [Value]) -> FieldValue {
+    public static func arrayRemove(_ elements: [HearthCore.Value]) -> FieldValue {
         FieldValue(json: .object([("$arrayRemove", .array(elements.map(\.wireJSON)))]))
     }
-    /// Removes the field (in `updateData`, or `setData` with a merge).
-    public static func delete() -> FieldValue { FieldValue(json: .object([("$delete", .bool(true))])) }
+
+    /// Fields as a write's `data`, in UTF-8 order of their keys (the canonical order).
+    package static func pairs(_ fields: [String: FieldValue]) -> [(String, JSON)] {
+        fields.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { ($0, fields[$0]!.json) }
+    }
 
     /// Sentinels are written, never read: decoding one is an error.
     public init(from decoder: any Decoder) throws {
@@ -55,6 +81,27 @@ public struct FieldValue: Sendable, Equatable, Codable {
     }
 
     public static func == (a: FieldValue, b: FieldValue) -> Bool { a.json == b.json }
+}
+
+extension FieldValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+                      ExpressibleByBooleanLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral,
+                      ExpressibleByDictionaryLiteral {
+    /// A string.
+    public init(stringLiteral value: String) { json = .string(value) }
+    /// An integer.
+    public init(integerLiteral value: Int64) { json = .int(value) }
+    /// A double.
+    public init(floatLiteral value: Double) { json = HearthCore.Value.double(value).wireJSON }
+    /// A boolean.
+    public init(booleanLiteral value: Bool) { json = .bool(value) }
+    /// Null.
+    public init(nilLiteral: ()) { json = .null }
+    /// An array.
+    public init(arrayLiteral elements: FieldValue...) { json = .array(elements.map(\.json)) }
+    /// A map (a key given twice keeps the last).
+    public init(dictionaryLiteral elements: (String, FieldValue)...) {
+        json = Wire.map(Self.pairs(Dictionary(elements, uniquingKeysWith: { _, last in last })))
+    }
 }
 
 /// A document's id, filled in when a document is read into a `Decodable` type and never written (Firestore's
@@ -88,7 +135,7 @@ public struct ServerTimestamp<Wrapped: ServerTimestampWrappable>: Sendable, Coda
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        if let wrappedValue { try container.encode(wrappedValue.timestamp) } else { try container.encode(FieldValue.serverTimestamp()) }
+        if let wrappedValue { try container.encode(wrappedValue.timestamp) } else { try container.encode(FieldValue.serverTimestamp) }
     }
 }
 

@@ -80,8 +80,16 @@ struct HearthDecoder {
         }
 
         func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-            guard case .map(let fields) = value else { throw mismatch([String: Value].self) }
-            return KeyedDecodingContainer(KeyedContainer<Key>(node: self, fields: fields))
+            switch value {
+            case .map(let fields):
+                return KeyedDecodingContainer(KeyedContainer<Key>(node: self, fields: fields))
+            case .geoPoint(let g):
+                // A geopoint also reads into a type of yours with `latitude` and `longitude`.
+                let fields: [String: Value] = ["latitude": .double(g.latitude), "longitude": .double(g.longitude)]
+                return KeyedDecodingContainer(KeyedContainer<Key>(node: self, fields: fields))
+            default:
+                throw mismatch([String: Value].self)
+            }
         }
 
         func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -110,9 +118,13 @@ struct HearthDecoder {
             }
         }
 
+        /// A string, or a reference's path (read without the client a `DocumentReference` needs).
         func string() throws -> String {
-            guard case .string(let s) = value else { throw mismatch(String.self) }
-            return s
+            switch value {
+            case .string(let s): return s
+            case .reference(let path): return path.description
+            default: throw mismatch(String.self)
+            }
         }
 
         func bool() throws -> Bool {

@@ -4,13 +4,11 @@ import NIOHTTP1
 
 /// An optimistic transaction (docs/api.md, Transactions): its reads record the versions they saw, its writes
 /// are buffered and committed together only if none of those documents changed meanwhile.
-public final class Transaction: @unchecked Sendable {
+public final class Transaction: Sendable {
     let hearth: Hearth
     /// The server's id of the transaction.
     public let id: String
-    private var writes: [JSON] = []
-    private var problem: HearthClientError?
-    private let lock = NSLock()
+    private let buffer = WriteBuffer()
 
     init(hearth: Hearth, id: String) {
         self.hearth = hearth
@@ -27,39 +25,32 @@ public final class Transaction: @unchecked Sendable {
         try await query.query.getDocuments(transaction: id)
     }
 
-    private func add(_ make: () throws(HearthClientError) -> JSON) -> Transaction {
-        lock.withLock {
-            do throws(HearthClientError) { writes.append(try make()) } catch { problem = problem ?? error }
-        }
+    @discardableResult
+    public func setData(_ data: [String: Any], forDocument document: DocumentReference, merge: Bool = false) -> Transaction {
+        buffer.set(data, document, merge: merge)
         return self
     }
 
     @discardableResult
-    public func setData(_ data: [String: Any], forDocument document: DocumentReference, merge: Bool = false) -> Transaction {
-        add { () throws(HearthClientError) in WriteBuilder.set(document.path, fields: try Wire.pairs(data, at: nil), merge: merge ? .all : .none) }
-    }
-
-    @discardableResult
     public func setData<T: Encodable>(from value: T, forDocument document: DocumentReference, merge: Bool = false) -> Transaction {
-        add { () throws(HearthClientError) in
-            WriteBuilder.set(document.path, fields: try HearthEncoder().encodeDocument(value), merge: merge ? .all : .none)
-        }
+        buffer.set(from: value, document, merge: merge)
+        return self
     }
 
     @discardableResult
     public func updateData(_ fields: [String: Any], forDocument document: DocumentReference) -> Transaction {
-        add { () throws(HearthClientError) in try WriteBuilder.update(document.path, fields: fields) }
+        buffer.update(fields, document)
+        return self
     }
 
     @discardableResult
     public func deleteDocument(_ document: DocumentReference) -> Transaction {
-        add { () throws(HearthClientError) in WriteBuilder.delete(document.path) }
+        buffer.delete(document)
+        return self
     }
 
     func commit() async throws(HearthClientError) {
-        let (writes, problem) = lock.withLock { (self.writes, self.problem) }
-        if let problem { throw problem }
-        try await hearth.commit(writes, transaction: id)
+        try await hearth.commit(try buffer.collected(), transaction: id)
     }
 
     func rollback() async {

@@ -1,3 +1,4 @@
+import HearthClient
 import HearthCore
 
 extension Document {
@@ -18,8 +19,9 @@ extension Document {
         }
     }
 
-    /// The document's fields decoded as `T` (a `Codable` struct of yours), as `ValueDecoding` describes.
+    /// The document's fields decoded as `T` (a `Codable` struct of yours) by the client's `DocumentDecoder`,
+    /// as a client's `DocumentSnapshot.data(as:)` decodes them (a `@DocumentID` gets the document's id).
     public func data<T: Decodable>(as type: T.Type = T.self) throws -> T {
-        try ValueDecoding.decode(T.self, from: fields)
+        try DocumentDecoder().decode(T.self, from: fields, path: path.description)
     }
 }

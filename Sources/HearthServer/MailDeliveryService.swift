@@ -17,33 +17,16 @@ struct MailDeliveryService: Service {
 
     func run() async {
         let client = SMTPClient(configuration: settings.smtp)
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            let sent = await deliverDue(client)
-            if sent == 0 { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) } }
-        }
+        await DeliveryQueue.run(every: interval) { await deliverDue(client) }
     }
 
     /// Sends one batch of due messages; answers how many were tried.
     func deliverDue(_ client: SMTPClient) async -> Int {
-        let due: [OutboxMessage]
-        do {
-            due = try await auth.dueOutbox(limit: max(1, settings.concurrency) * 8)
-        } catch {
-            logger.error("could not read the outbox", metadata: ["error": "\(error.message)"])
-            return 0
+        await DeliveryQueue.sendDue(concurrency: settings.concurrency, logger: logger, queue: "the outbox") { limit throws(HearthError) in
+            try await auth.dueOutbox(limit: limit)
+        } _: { message in
+            await deliver(message, client)
         }
-        await withTaskGroup(of: Void.self) { group in
-            var next = due.makeIterator()
-            for _ in 0..<max(1, settings.concurrency) {
-                guard let message = next.next() else { break }
-                group.addTask { await deliver(message, client) }
-            }
-            while await group.next() != nil {
-                guard let message = next.next() else { continue }
-                group.addTask { await deliver(message, client) }
-            }
-        }
-        return due.count
     }
 
     func deliver(_ message: OutboxMessage, _ client: SMTPClient) async {

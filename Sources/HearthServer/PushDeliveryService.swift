@@ -19,42 +19,25 @@ struct PushDeliveryService: Service {
     let logger: Logger
 
     /// The clients of the configured services.
-    struct Clients {
+    struct Clients: Sendable {
         let apns: APNsClient?
         let fcm: FCMClient?
     }
 
     func run() async {
         let clients = Clients(apns: settings.apns.map(APNsClient.init), fcm: settings.fcm.map(FCMClient.init))
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            let sent = await deliverDue(clients)
-            if sent == 0 { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) } }
-        }
+        await DeliveryQueue.run(every: interval) { await deliverDue(clients) }
         await clients.apns?.shutdown()
         await clients.fcm?.shutdown()
     }
 
     /// Sends one batch of due notifications; answers how many were tried.
     func deliverDue(_ clients: Clients) async -> Int {
-        let due: [PushMessage]
-        do {
-            due = try await push.storage.pendingPush(dueBy: push.now(), limit: max(1, settings.concurrency) * 8)
-        } catch {
-            logger.error("could not read the push queue", metadata: ["error": "\(error.message)"])
-            return 0
+        await DeliveryQueue.sendDue(concurrency: settings.concurrency, logger: logger, queue: "the push queue") { limit throws(HearthError) in
+            try await push.storage.pendingPush(dueBy: push.now(), limit: limit)
+        } _: { message in
+            await deliver(message, clients)
         }
-        await withTaskGroup(of: Void.self) { group in
-            var next = due.makeIterator()
-            for _ in 0..<max(1, settings.concurrency) {
-                guard let message = next.next() else { break }
-                group.addTask { await deliver(message, clients) }
-            }
-            while await group.next() != nil {
-                guard let message = next.next() else { continue }
-                group.addTask { await deliver(message, clients) }
-            }
-        }
-        return due.count
     }
 
     func deliver(_ message: PushMessage, _ clients: Clients) async {

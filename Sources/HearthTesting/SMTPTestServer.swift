@@ -55,9 +55,7 @@ public final class SMTPTestServer: @unchecked Sendable {
     public let port: Int
     /// The PEM certificate it presents, when it speaks TLS (trust it with `--smtp-ca-file`).
     public let certificateFile: String?
-    let folder: String
-    let process: ChildProcess
-    let reader: OutputReader
+    let peer: PeerProcess
 
     /// Starts a server and waits until it listens.
     public static func start(_ options: Options = Options(), timeout: Double = 60) async throws -> SMTPTestServer {
@@ -66,9 +64,9 @@ public final class SMTPTestServer: @unchecked Sendable {
 
     private init(_ options: Options, timeout: Double) throws {
         let python = try Self.python()
-        folder = TestServer.temporaryDirectory()
+        let folder = TestServer.temporaryDirectory()
         port = try options.port ?? LoopbackPort.unused()
-        var arguments = [Harness.projectFile("Tests/peers/smtp_server.py"), "--port", "\(port)", "--out", folder + "/received.ndjson"]
+        var arguments = ["--port", "\(port)", "--out", folder + "/received.ndjson"]
         if options.startTLS || options.requireStartTLS || options.implicitTLS {
             let (cert, key) = try Self.makeCertificate(in: folder)
             certificateFile = cert
@@ -81,29 +79,17 @@ public final class SMTPTestServer: @unchecked Sendable {
         if let auth = options.auth { arguments += ["--auth", "\(auth.user):\(auth.password)"] }
         for address in options.reject { arguments += ["--reject", address] }
         if options.dropData > 0 { arguments += ["--drop-data", "\(options.dropData)"] }
-        let output = try ChildProcess.pipe()
-        let process = try ChildProcess.start(childEnds: [output.write], parentEnds: [output.read]) {
-            try ChildProcess(path: python, arguments: ["-u"] + arguments, stdout: output.write, stderr: output.write)
-        }
-        reader = OutputReader(FileHandle(fileDescriptor: output.read, closeOnDealloc: true))
-        self.process = process
-        guard reader.waitFor("ready \(port)", timeout: timeout) else {
-            process.signal(SIGTERM)
-            throw ServerProcessError(message: "the SMTP test server did not start within \(timeout) s: \(reader.text)")
-        }
+        peer = try PeerProcess("SMTP test server", python: python, script: "Tests/peers/smtp_server.py", arguments: arguments,
+                               folder: folder, port: port, timeout: timeout)
     }
 
     /// Stops the server (killing it if SIGTERM has not within 30 s) and removes its folder.
-    public func stop() async {
-        await process.terminate()
-        try? FileManager.default.removeItem(atPath: folder)
-    }
+    public func stop() async { await peer.stop() }
 
     /// The messages accepted so far, oldest first.
     public func received() -> [Received] {
-        guard let data = FileManager.default.contents(atPath: folder + "/received.ndjson") else { return [] }
-        return data.split(separator: UInt8(ascii: "\n")).compactMap { line in
-            guard let json = try? JSON.parse(line), let from = json["from"]?.stringValue,
+        peer.received { json in
+            guard let from = json["from"]?.stringValue,
                   case .array(let to)? = json["to"], let body = json["data"]?.stringValue else { return nil }
             var tls = false
             if case .bool(let b)? = json["tls"] { tls = b }
@@ -113,13 +99,7 @@ public final class SMTPTestServer: @unchecked Sendable {
 
     /// Waits (generously) until at least `count` messages arrived; answers them all.
     public func waitForMessages(_ count: Int, timeout: Double = 60) async throws -> [Received] {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let all = received()
-            if all.count >= count { return all }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw ServerProcessError(message: "the SMTP test server received \(received().count) of \(count) messages within \(timeout) s; its log: \(reader.text)")
+        try await peer.wait(for: count, "messages", timeout: timeout, received)
     }
 
     /// The Python that has aiosmtpd, or an error saying how to install it.

@@ -49,9 +49,7 @@ public final class WebhookTestReceiver: @unchecked Sendable {
     public let port: Int
     /// The secret it verifies with (`whsec_...`).
     public let secret: String
-    let folder: String
-    let process: ChildProcess
-    let reader: OutputReader
+    let peer: PeerProcess
 
     /// The URL to name in a functions file.
     public var url: String { "http://127.0.0.1:\(port)/hooks" }
@@ -64,42 +62,30 @@ public final class WebhookTestReceiver: @unchecked Sendable {
     private init(secret: String, port: Int?, timeout: Double) throws {
         let python = try PeerPython.find(module: "standardwebhooks",
                                          purpose: "the functions end-to-end tests need standardwebhooks (the Standard Webhooks library, from PyPI)")
-        folder = TestServer.temporaryDirectory()
+        let folder = TestServer.temporaryDirectory()
         self.port = try port ?? LoopbackPort.unused()
         self.secret = secret
-        let output = try ChildProcess.pipe()
-        let arguments = [Harness.projectFile("Tests/peers/webhook_receiver.py"), "--port", "\(self.port)", "--secret", secret,
+        let arguments = ["--port", "\(self.port)", "--secret", secret,
                          "--out", folder + "/received.ndjson", "--answers", folder + "/answers.json"]
-        let process = try ChildProcess.start(childEnds: [output.write], parentEnds: [output.read]) {
-            try ChildProcess(path: python, arguments: ["-u"] + arguments, stdout: output.write, stderr: output.write)
-        }
-        reader = OutputReader(FileHandle(fileDescriptor: output.read, closeOnDealloc: true))
-        self.process = process
-        guard reader.waitFor("ready \(self.port)", timeout: timeout) else {
-            process.signal(SIGTERM)
-            throw ServerProcessError(message: "the webhook receiver did not start within \(timeout) s: \(reader.text)")
-        }
+        peer = try PeerProcess("webhook receiver", python: python, script: "Tests/peers/webhook_receiver.py", arguments: arguments,
+                               folder: folder, port: self.port, timeout: timeout)
     }
 
     /// Answers `queue` to the next requests, in order, then `then` to every later one.
     public func answer(_ queue: [Answer], then: Answer = Answer()) throws {
         let text = "{\"queue\": [\(queue.map(\.json).joined(separator: ", "))], \"default\": \(then.json)}"
-        let temporary = folder + "/answers.json.new"
+        let temporary = peer.folder + "/answers.json.new"
         try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
-        _ = rename(temporary, folder + "/answers.json")
+        _ = rename(temporary, peer.folder + "/answers.json")
     }
 
     /// Stops the receiver and removes its folder.
-    public func stop() async {
-        await process.terminate()
-        try? FileManager.default.removeItem(atPath: folder)
-    }
+    public func stop() async { await peer.stop() }
 
     /// The requests so far, oldest first.
     public func received() -> [Received] {
-        guard let data = FileManager.default.contents(atPath: folder + "/received.ndjson") else { return [] }
-        return data.split(separator: UInt8(ascii: "\n")).compactMap { line in
-            guard let json = try? JSON.parse(line), case .object(let pairs)? = json["headers"],
+        peer.received { json in
+            guard case .object(let pairs)? = json["headers"],
                   let body = json["body"]?.stringValue else { return nil }
             var headers: [String: String] = [:]
             for (key, value) in pairs { headers[key] = value.stringValue ?? "" }
@@ -113,12 +99,6 @@ public final class WebhookTestReceiver: @unchecked Sendable {
 
     /// Waits (generously) until at least `count` requests arrived; answers them all.
     public func waitForRequests(_ count: Int, timeout: Double = 60) async throws -> [Received] {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let all = received()
-            if all.count >= count { return all }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw ServerProcessError(message: "the webhook receiver had \(received().count) of \(count) requests within \(timeout) s; its log: \(reader.text)")
+        try await peer.wait(for: count, "requests", timeout: timeout, received)
     }
 }

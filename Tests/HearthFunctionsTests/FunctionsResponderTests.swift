@@ -122,7 +122,16 @@ import Testing
         let round = try document.data(as: Round.self)
         #expect(round == Round(title: "Round 9", closesAt: Date(timeIntervalSince1970: 1_795_770_000.25), votes: 3,
                                tags: ["a", "b"], owner: "users/alice", place: Place(latitude: 48.5, longitude: 2.25), note: nil))
+        // The client's document coding: a `@DocumentID` gets the document's id.
+        struct Named: Decodable, Equatable {
+            @DocumentID var id: String?
+            var title: String
+        }
+        #expect(try document.data(as: Named.self) == Named(id: "r9", title: "Round 9"))
         #expect(event.auth?.token == "tok_abc" && event.auth?.expiresIn == 300)
+        // The token gives a client of the server that calls with it.
+        let hearth = try #require(event.auth).hearth(url: URL(string: "http://127.0.0.1:8080")!)
+        #expect(hearth.url.absoluteString == "http://127.0.0.1:8080" && hearth.document("threads/t1").path == "threads/t1")
 
         let user = #"{"id": "evt_2", "type": "user.created", "name": "welcome", "user": {"uid": "alice", "email": "a@example.com"}}"#
         #expect(try await Self.deliver(user, to: responder).status == 204)
@@ -179,6 +188,8 @@ import Testing
         let responder = try FunctionsResponder(secret: Self.secret, functions: functions)
         let answer = try await Self.deliver(Self.documentEvent(type: "document.written", name: "x", path: "threads/t"), to: responder)
         #expect(answer.status == 200)
+        // The client's FieldValue: Firestore's spelling of a sentinel is the same value.
+        #expect(FieldValue.serverTimestamp() == .serverTimestamp && FieldValue.delete() == .delete)
         // The server's parser reads the answer: the same writes the typed API describes.
         let request = try CommitRequest(json: JSON.parse(answer.body))
         let writes = request.writes

@@ -28,22 +28,15 @@ import Testing
     /// Runs `body` with a receiver and a server whose functions file points at it.
     static func with<T>(identity: String? = nil, configure more: (inout ServerConfiguration) -> Void = { _ in },
                         _ body: (WebhookTestReceiver, TestServer, HearthClient) async throws -> T) async throws -> T {
-        let secret = FunctionsDeliveryTests.secret()
-        let receiver = try await WebhookTestReceiver.start(secret: secret)
-        do {
-            let file = try Self.functionsFile(url: receiver.url, secret: secret, identity: identity)
-            let result = try await TestServer.with(configure: {
+        try await WebhookTestReceiver.with(secret: FunctionsDeliveryTests.secret()) { receiver in
+            let file = try Self.functionsFile(url: receiver.url, secret: receiver.secret, identity: identity)
+            return try await TestServer.with(configure: {
                 FunctionsDeliveryTests.configure(file)(&$0)
                 $0.useTestAccounts()
                 more(&$0)
             }) { server, client in
                 try await body(receiver, server, client)
             }
-            await receiver.stop()
-            return result
-        } catch {
-            await receiver.stop()
-            throw error
         }
     }
 
@@ -170,45 +163,24 @@ import Testing
 
     /// Account events pending when the server is killed are delivered after a restart, with their ids.
     @Test func pendingAccountEventsSurviveSIGKILL() async throws {
-        let secret = FunctionsDeliveryTests.secret()
-        let receiver = try await WebhookTestReceiver.start(secret: secret)
-        let dir = TestServer.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        do {
-            try receiver.answer([], then: .init(status: 503))
-            let file = try Self.functionsFile(url: receiver.url, secret: secret)
-            let arguments = ["--functions", file, "--functions-retry-delay", "0.05"]
-            let server = try await ServerProcess.start(dataDirectory: dir, arguments: arguments)
-            #expect(try await server.client().post("/v1/admin/users", #"{"uid": "u1"}"#).status == 201)
-            let refused = try await receiver.waitForRequests(1)
-            server.signal(SIGKILL)
-            _ = try await server.waitForExit()
-            try receiver.answer([], then: .init(status: 200))
-            let before = receiver.received().count
-            let restarted = try await ServerProcess.start(dataDirectory: dir, adminKey: server.adminKey, arguments: arguments)
-            let all = try await receiver.waitForRequests(before + 1)
-            let delivered = all.filter { $0.status == 200 }
+        try await WebhookTestReceiver.with(secret: FunctionsDeliveryTests.secret()) { receiver in
+            let file = try Self.functionsFile(url: receiver.url, secret: receiver.secret)
+            let (refused, delivered) = try await receiver.deliveredAfterKill(
+                events: 1, arguments: ["--functions", file, "--functions-retry-delay", "0.05"]) { server async throws in
+                #expect(try await server.client().post("/v1/admin/users", #"{"uid": "u1"}"#).status == 201)
+            }
             #expect(delivered.map(\.id) == [refused[0].id] && delivered.allSatisfy { $0.verified })
             #expect(delivered.first?.json["user"]?["uid"]?.stringValue == "u1")
-            _ = try await restarted.client().functionEvents("pending") { $0.isEmpty }
-            restarted.signal(SIGTERM)
-            _ = try await restarted.waitForExit()
-        } catch {
-            await receiver.stop()
-            throw error
         }
-        await receiver.stop()
     }
 
     /// With no server running, `hearth users` records the events of the functions file it is told of; a server
     /// started later with that file delivers them.
     @Test func accountsChangedWithNoServerRunningAreDeliveredByTheNextServer() async throws {
-        let secret = FunctionsDeliveryTests.secret()
-        let receiver = try await WebhookTestReceiver.start(secret: secret)
         let folder = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        do {
-            let file = try Self.functionsFile(url: receiver.url, secret: secret)
+        try await WebhookTestReceiver.with(secret: FunctionsDeliveryTests.secret()) { receiver in
+            let file = try Self.functionsFile(url: receiver.url, secret: receiver.secret)
             try await TestServer.start(dataDirectory: folder).stop()
             for arguments in [["users", "create", "--data", folder, "--uid", "ann", "--functions", file],
                               ["users", "delete", "--data", folder, "ann", "--functions", file],
@@ -223,10 +195,6 @@ import Testing
             #expect(requests.map { "\($0.json["type"]?.stringValue ?? "") \($0.json["user"]?["uid"]?.stringValue ?? "")" }
                     == ["user.created ann", "user.deleted ann"])
             #expect(receiver.received().count == 2 && requests.allSatisfy { $0.verified })
-        } catch {
-            await receiver.stop()
-            throw error
         }
-        await receiver.stop()
     }
 }

@@ -19,18 +19,6 @@ import Testing
         return path
     }
 
-    /// Runs `body` with a receiver, stopped afterwards whatever happens.
-    static func withReceiver(_ secret: String, _ body: (WebhookTestReceiver) async throws -> Void) async throws {
-        let receiver = try await WebhookTestReceiver.start(secret: secret)
-        do {
-            try await body(receiver)
-            await receiver.stop()
-        } catch {
-            await receiver.stop()
-            throw error
-        }
-    }
-
     /// Waits until the server's clock service has seen the schedule (it starts from the clock's time then).
     static func waitForSchedule(_ server: TestServer, _ name: String) async throws {
         let deadline = Date().addingTimeInterval(60)
@@ -42,7 +30,7 @@ import Testing
 
     @Test func aTimerAndAScheduleFireWhenTheTestMovesTheClock() async throws {
         let secret = FunctionsDeliveryTests.secret()
-        try await Self.withReceiver(secret) { receiver in
+        try await WebhookTestReceiver.with(secret: secret) { receiver in
             // Handlers answer with writes: publishing the post is the timer's answer.
             try receiver.answer([.init(body: #"{"writes": [{"update": "posts/p1", "data": {"published": true}}]}"#)],
                                 then: .init(status: 204))
@@ -83,7 +71,7 @@ import Testing
 
     @Test func aTimerPendingAcrossARestartFiresAfterIt() async throws {
         let secret = FunctionsDeliveryTests.secret()
-        try await Self.withReceiver(secret) { receiver in
+        try await WebhookTestReceiver.with(secret: secret) { receiver in
             let clock = ManualClock(.at("2026-11-26T07:30:00Z"))
             let file = try Self.functionsFile(url: receiver.url, secret: secret)
             let folder = TestServer.temporaryDirectory()

@@ -34,18 +34,11 @@ import Testing
     /// Runs `body` with a receiver and a server whose functions file points at it.
     static func with<T>(_ body: (WebhookTestReceiver, TestServer, HearthClient) async throws -> T,
                         configure more: (inout ServerConfiguration) -> Void = { _ in }) async throws -> T {
-        let secret = Self.secret()
-        let receiver = try await WebhookTestReceiver.start(secret: secret)
-        do {
-            let file = try Self.functionsFile(url: receiver.url, secret: secret)
-            let result = try await TestServer.with(configure: { Self.configure(file)(&$0); more(&$0) }) { server, client in
+        try await WebhookTestReceiver.with(secret: Self.secret()) { receiver in
+            let file = try Self.functionsFile(url: receiver.url, secret: receiver.secret)
+            return try await TestServer.with(configure: { Self.configure(file)(&$0); more(&$0) }) { server, client in
                 try await body(receiver, server, client)
             }
-            await receiver.stop()
-            return result
-        } catch {
-            await receiver.stop()
-            throw error
         }
     }
 
@@ -126,35 +119,16 @@ import Testing
     }
 
     @Test func pendingEventsSurviveSIGKILLAndGoOutAfterARestartWithTheirID() async throws {
-        let secret = Self.secret()
-        let receiver = try await WebhookTestReceiver.start(secret: secret)
-        let dir = TestServer.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        do {
-            try receiver.answer([], then: .init(status: 503))
-            let file = try Self.functionsFile(url: receiver.url, secret: secret)
-            let arguments = ["--functions", file, "--functions-retry-delay", "0.05"]
-            let server = try await ServerProcess.start(dataDirectory: dir, arguments: arguments)
-            #expect(try await server.client().put("/v1/docs/posts/p1", "{}").status == 200)
-            #expect(try await server.client().put("/v1/docs/posts/p2", "{}").status == 200)
-            let refused = try await receiver.waitForRequests(2)
-            server.signal(SIGKILL)
-            _ = try await server.waitForExit()
-            try receiver.answer([], then: .init(status: 200))
-            let before = receiver.received().count
-            let restarted = try await ServerProcess.start(dataDirectory: dir, adminKey: server.adminKey, arguments: arguments)
-            let all = try await receiver.waitForRequests(before + 2)
-            let delivered = all.filter { $0.status == 200 }
+        try await WebhookTestReceiver.with(secret: Self.secret()) { receiver in
+            let file = try Self.functionsFile(url: receiver.url, secret: receiver.secret)
+            let (refused, delivered) = try await receiver.deliveredAfterKill(
+                events: 2, arguments: ["--functions", file, "--functions-retry-delay", "0.05"]) { server async throws in
+                #expect(try await server.client().put("/v1/docs/posts/p1", "{}").status == 200)
+                #expect(try await server.client().put("/v1/docs/posts/p2", "{}").status == 200)
+            }
             #expect(Set(delivered.map(\.id)) == Set(refused.map(\.id)))
             #expect(delivered.allSatisfy { $0.verified })
-            _ = try await restarted.client().functionEvents("pending") { $0.isEmpty }
-            restarted.signal(SIGTERM)
-            _ = try await restarted.waitForExit()
-        } catch {
-            await receiver.stop()
-            throw error
         }
-        await receiver.stop()
     }
 
     /// Killed after the receiver has an event and before its acknowledgement is committed (the receiver holds its
