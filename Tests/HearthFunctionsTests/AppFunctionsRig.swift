@@ -26,9 +26,7 @@ struct AppFunctionsRig {
                 let mail = try smtp?.mailSettings()
                 try await Harness.with(rules: rules, fixtures: fixtures, indexes: indexes, configure: { configuration in
                     push.configure(settings)(&configuration)
-                    configuration.functionsFile = file
-                    configuration.functions.retry.initialDelay = .milliseconds(50)
-                    configuration.functions.retry.maxDelay = .milliseconds(200)
+                    configuration.useFunctions(file: file)
                     if let mail { configuration.mail = mail }
                 }) { hearth in
                     try await host.serve(handlers(URL(string: "http://127.0.0.1:\(hearth.port)")!)) {

@@ -152,10 +152,8 @@ import Testing
         let clock = ManualClock(start)
         let hearth = try await Harness.start(rules: "rules/blue-avalanche.rules", fixtures: "fixtures/blue-avalanche.json",
                                              indexes: "indexes/blue-avalanche.json") { configuration in
-            configuration.functionsFile = file
+            configuration.useFunctions(file: file)
             configuration.functionsClock = clock.function
-            configuration.functions.retry.initialDelay = .milliseconds(50)
-            configuration.functions.retry.maxDelay = .milliseconds(200)
             configuration.push = push
             configuration.outboxInterval = .milliseconds(20)
         }

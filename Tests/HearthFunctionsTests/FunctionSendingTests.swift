@@ -54,9 +54,7 @@ import Testing
         let file = try Self.functionsFile(host)
         try await host.serve(functions) {
             try await TestServer.with(configure: {
-                $0.functionsFile = file
-                $0.functions.retry.initialDelay = .milliseconds(50)
-                $0.functions.retry.maxDelay = .milliseconds(200)
+                $0.useFunctions(file: file)
                 $0.useTestAccounts(clock: clock)
             }) { server, admin in
                 #expect(try await admin.put("/v1/docs/expiring/e1", "{}").status == 200)
@@ -123,9 +121,7 @@ import Testing
         let file = try Self.functionsFile(host)
         try await host.serve(functions) {
             try await TestServer.with(configure: {
-                $0.functionsFile = file
-                $0.functions.retry.initialDelay = .milliseconds(50)
-                $0.functions.retry.maxDelay = .milliseconds(200)
+                $0.useFunctions(file: file)
                 $0.useTestAccounts()
             }) { server, admin in
                 let ann = try await admin.signedUp("ann@example.com", "correct horse battery")

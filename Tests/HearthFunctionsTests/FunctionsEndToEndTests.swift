@@ -65,9 +65,7 @@ import Testing
         }
         try await TestServer.with(configure: { configuration in
             configuration.rulesFile = rulesFile
-            configuration.functionsFile = file
-            configuration.functions.retry.initialDelay = .milliseconds(50)
-            configuration.functions.retry.maxDelay = .milliseconds(200)
+            configuration.useFunctions(file: file)
         }) { server, client in
             try await body(client, server.port)
         }

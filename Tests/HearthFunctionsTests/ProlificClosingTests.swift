@@ -43,10 +43,8 @@ import Testing
             """.write(toFile: file, atomically: true, encoding: .utf8)
         try await Harness.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json", indexes: "indexes/prolific.json",
                                configure: { configuration in
-            configuration.functionsFile = file
+            configuration.useFunctions(file: file)
             configuration.functionsClock = clock.function
-            configuration.functions.retry.initialDelay = .milliseconds(50)
-            configuration.functions.retry.maxDelay = .milliseconds(200)
         }) { hearth in
             let url = try #require(URL(string: "http://127.0.0.1:\(hearth.port)"))
             var functions = Functions()

@@ -25,9 +25,7 @@ import Testing
 
     static func configure(_ file: String) -> (inout ServerConfiguration) -> Void {
         { configuration in
-            configuration.functionsFile = file
-            configuration.functions.retry.initialDelay = .milliseconds(50)
-            configuration.functions.retry.maxDelay = .milliseconds(200)
+            configuration.useFunctions(file: file)
         }
     }
 
