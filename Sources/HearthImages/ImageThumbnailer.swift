@@ -1,5 +1,6 @@
 import CVips
 import Foundation
+import HearthCore
 
 /// The formats thumbnails are written in: JPEG for a JPEG, WebP for a WebP, PNG for a PNG or a GIF (both may
 /// be transparent, and PNG keeps the alpha).
@@ -71,9 +72,9 @@ public final class ImageThumbnailer: Sendable {
     /// The process's thumbnailer: libvips is set up once per process.
     public static let shared = ImageThumbnailer(workers: ProcessInfo.processInfo.activeProcessorCount)
 
-    private let workers: ImageWorkers
+    private let workers: WorkerThreads
 
-    init(workers: Int) { self.workers = ImageWorkers(count: workers) }
+    init(workers: Int) { self.workers = WorkerThreads(count: workers, name: "hearth-images") }
 
     /// A thumbnail of the image in `source`, fitting within `size` with its aspect ratio kept, never enlarged.
     public func thumbnail(of source: ImageSource, fitting size: ThumbnailSize) async throws -> Thumbnail {

@@ -75,7 +75,6 @@ public struct ListConstraints: Sendable, Equatable {
     }
 }
 
-/// One request to authorize.
 /// A document's path and its fields as canonical wire JSON (an object), as the store keeps them.
 public struct StoredFields: Sendable {
     public var path: DocumentPath
@@ -87,6 +86,7 @@ public struct StoredFields: Sendable {
     }
 }
 
+/// One request to authorize.
 public struct RulesRequest: Sendable {
     /// The operation.
     public var method: RulesMethod

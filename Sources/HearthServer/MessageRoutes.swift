@@ -15,35 +15,11 @@ struct MessageRoutes {
             let ids = try await auth.queueEmail(body.email)
             return jsonResponse(JSON.object([("queued", .array(ids.map { .string($0) }))]).serialized(), status: .accepted)
         }
-        router.get("/v1/admin/outbox") { request, context in
-            try Self.requireAdmin(context, "reading the outbox")
-            _ = try QueryParameters(request, allowed: [])
-            let pending = try await auth.pendingOutbox(limit: Self.listLimit)
-            let dead = try await auth.deadOutbox(limit: Self.listLimit)
-            return jsonResponse(JSON.object([
-                ("pending", .array(pending.map(\.adminJSON))), ("dead", .array(dead.map(\.adminJSON))),
-            ]).serialized())
-        }
-        router.post("/v1/admin/outbox/retry") { request, context in
-            try Self.requireAdmin(context, "retrying messages")
-            let json = try await AuthRoutes.body(request, context)
-            guard case .object(let pairs) = json, pairs.allSatisfy({ $0.0 == "id" }) else {
-                throw HearthError.invalidArgument("the body must be {} (every dead message) or {\"id\": \"...\"}")
-            }
-            var id: String?
-            switch json["id"] {
-            case nil: id = nil
-            case .string(let s)?: id = s
-            default: throw HearthError.invalidArgument("id: a string is required when given")
-            }
-            let retried = try await auth.retryDeadOutbox(id: id)
-            if let id, retried.isEmpty { throw HearthError.notFound("no dead message has the id '\(id)'") }
-            return jsonResponse(JSON.object([("retried", .array(retried.map { .string($0) }))]).serialized())
-        }
+        DeliveryQueueRoutes(path: "/v1/admin/outbox", entry: "message",
+                            pending: { try await auth.pendingOutbox(limit: $0).map(\.adminJSON) },
+                            dead: { try await auth.deadOutbox(limit: $0).map(\.adminJSON) },
+                            retry: { try await auth.retryDeadOutbox(id: $0) }).register(on: router)
     }
-
-    /// Most messages of each state listed.
-    static let listLimit = 1000
 
     static func requireAdmin(_ context: HearthRequestContext, _ what: String) throws(HearthError) {
         guard context.identity.isAdmin else { throw .permissionDenied("\(what) needs the admin key") }

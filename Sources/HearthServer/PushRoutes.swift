@@ -41,29 +41,10 @@ struct PushRoutes {
             return jsonResponse(JSON.object([("queued", .array(ids.map { .string($0) }))]).serialized(),
                                 status: ids.isEmpty ? .ok : .accepted)
         }
-        router.get("/v1/admin/push") { request, context in
-            try MessageRoutes.requireAdmin(context, "reading the push queue")
-            _ = try QueryParameters(request, allowed: [])
-            let pending = try await push.pending(limit: MessageRoutes.listLimit)
-            let dead = try await push.dead(limit: MessageRoutes.listLimit)
-            return jsonResponse(JSON.object([
-                ("pending", .array(pending.map(\.adminJSON))), ("dead", .array(dead.map(\.adminJSON))),
-            ]).serialized())
-        }
-        router.post("/v1/admin/push/retry") { request, context in
-            try MessageRoutes.requireAdmin(context, "retrying push notifications")
-            let json = try await AuthRoutes.body(request, context)
-            try PushRequests.onlyFields(json, ["id"])
-            var id: String?
-            switch json["id"] {
-            case nil: id = nil
-            case .string(let s)?: id = s
-            default: throw HearthError.invalidArgument("id: a string is required when given")
-            }
-            let retried = try await push.retryDead(id: id)
-            if let id, retried.isEmpty { throw HearthError.notFound("no dead push notification has the id '\(id)'") }
-            return jsonResponse(JSON.object([("retried", .array(retried.map { .string($0) }))]).serialized())
-        }
+        DeliveryQueueRoutes(path: "/v1/admin/push", entry: "push notification",
+                            pending: { try await push.pending(limit: $0).map(\.adminJSON) },
+                            dead: { try await push.dead(limit: $0).map(\.adminJSON) },
+                            retry: { try await push.retryDead(id: $0) }).register(on: router)
     }
 
     static func topic(_ request: Request, _ context: HearthRequestContext, push: PushService, subscribed: Bool) async throws -> Response {

@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 
 /// Runs CPU-heavy test bodies (the differential tests' reference evaluation over thousands of documents) on
 /// threads of their own instead of Swift concurrency's shared pool.
@@ -16,34 +17,14 @@ public enum HeavyWork {
     private static let executor = ThreadsExecutor(threads: 2)
 }
 
-/// A task executor that runs jobs on its own threads, in the order they come.
+/// A task executor that runs jobs on threads of its own, in the order they come.
 final class ThreadsExecutor: TaskExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
+    private let threads: WorkerThreads
 
-    init(threads: Int) {
-        for k in 0..<threads {
-            let thread = Thread { [self] in work() }
-            thread.name = "heavy-work-\(k)"
-            thread.start()
-        }
-    }
+    init(threads: Int) { self.threads = WorkerThreads(count: threads, name: "heavy-work") }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func work() {
-        while true {
-            condition.lock()
-            while jobs.isEmpty { condition.wait() }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
+        threads.enqueue { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
     }
 }

@@ -1,19 +1,13 @@
 // Blue Avalanche's functions: `HEARTH_FUNCTIONS_SECRET=whsec_... BLUE_AVALANCHE_NETWORKS_URL=https://... swift run
 // blue-avalanche-functions` beside `hearth serve --functions examples/BlueAvalancheFunctions/functions.json`.
+// PORT is where they listen (default 9000).
 import Foundation
 import HearthFunctions
 
-let environment = ProcessInfo.processInfo.environment
-guard let secret = environment["HEARTH_FUNCTIONS_SECRET"] else {
-    print("set HEARTH_FUNCTIONS_SECRET to the endpoint's secret in the functions file (whsec_...)")
-    exit(2)
+try await FunctionsServer.main(defaultPort: 9000) { environment throws(FunctionsEnvironment.Problem) in
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    switch BlueAvalancheSettings.from(environment: ProcessInfo.processInfo.environment, arguments: arguments) {
+    case .success(let settings): return BlueAvalancheHandlers.functions(settings)
+    case .failure(let error): throw FunctionsEnvironment.Problem(error.description)
+    }
 }
-let settings: BlueAvalancheSettings
-switch BlueAvalancheSettings.from(environment: environment, arguments: Array(CommandLine.arguments.dropFirst())) {
-case .success(let value): settings = value
-case .failure(let error):
-    print(error)
-    exit(2)
-}
-let port = Int(environment["PORT"] ?? "") ?? 9000
-try await FunctionsServer(secret: secret, path: "/hooks", functions: BlueAvalancheHandlers.functions(settings)).run(port: port)

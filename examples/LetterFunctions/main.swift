@@ -1,16 +1,7 @@
 // Letter's functions (docs/apps/letter.md): `HEARTH_FUNCTIONS_SECRET=whsec_... swift run letter-functions`
 // beside `hearth serve --demo letter --functions examples/LetterFunctions/functions.json` and push settings.
-// HEARTH_URL is where the handlers reach Hearth (default http://127.0.0.1:8080).
-import Foundation
+// HEARTH_URL is where the handlers reach Hearth (default http://127.0.0.1:8080), PORT where they listen
+// (default 9001).
 import HearthFunctions
 
-guard let secret = ProcessInfo.processInfo.environment["HEARTH_FUNCTIONS_SECRET"] else {
-    print("set HEARTH_FUNCTIONS_SECRET to the endpoint's secret in the functions file (whsec_...)")
-    exit(2)
-}
-let port = Int(ProcessInfo.processInfo.environment["PORT"] ?? "") ?? 9001
-guard let hearth = URL(string: ProcessInfo.processInfo.environment["HEARTH_URL"] ?? "http://127.0.0.1:8080") else {
-    print("HEARTH_URL is not a URL")
-    exit(2)
-}
-try await FunctionsServer(secret: secret, path: "/hooks", functions: LetterHandlers.functions(hearth: hearth)).run(port: port)
+try await FunctionsServer.main(defaultPort: 9001) { LetterHandlers.functions(hearth: $0.hearthURL) }
