@@ -18,12 +18,13 @@ extension AuthService {
 
     /// Queues an app email, one message per address (all or none, in one commit); answers their ids.
     /// The caller has checked the addresses and sizes.
-    public func queueEmail(_ email: OutboxMessage.Email) async throws(HearthError) -> [String] {
+    public func queueEmail(_ email: OutboxMessage.Email, key: SendKey? = nil) async throws(HearthError) -> [String] {
         let time = now()
         let messages = email.to.map {
             OutboxMessage(id: makeAutoID(), purpose: .email, to: $0, uid: "", token: "", expiresAt: time,
                           createdAt: time, email: email)
         }
+        if let key { return try await storage.enqueueOutbox(messages, key: key, at: time) }
         try await storage.enqueueOutbox(messages)
         return messages.map(\.id)
     }

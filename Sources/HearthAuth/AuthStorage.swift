@@ -96,6 +96,11 @@ public protocol AuthStorage: Sendable {
 
     /// Queues messages, all or none.
     func enqueueOutbox(_ messages: [OutboxMessage]) async throws(HearthError)
+    /// Queues messages under a sender's key at `time`, all or none, and answers the ids queued: those recorded
+    /// under the key when it was used before (within `SendKey.lifetime`), queueing nothing, or else the new
+    /// messages', recorded under it in the same commit. A key recorded for another request is refused
+    /// (`key.reused`).
+    func enqueueOutbox(_ messages: [OutboxMessage], key: SendKey, at time: Timestamp) async throws(HearthError) -> [String]
     /// The oldest pending (not dead) messages due by `time`, at most `limit`, their tokens opened.
     func pendingOutbox(dueBy time: Timestamp, limit: Int) async throws(HearthError) -> [OutboxMessage]
     /// The oldest dead messages, at most `limit`.

@@ -22,6 +22,8 @@ public protocol PushStorage: Sendable {
     func setTopic(_ topic: String, deviceID: String, subscribed: Bool) async throws(HearthError) -> Bool
     /// Queues notifications, all or none.
     func enqueuePush(_ messages: [PushMessage]) async throws(HearthError)
+    /// Queues notifications under a sender's key, as `AuthStorage.enqueueOutbox(_:key:at:)` does messages.
+    func enqueuePush(_ messages: [PushMessage], key: SendKey, at time: Timestamp) async throws(HearthError) -> [String]
     /// The oldest pending (not dead) notifications due by `time`, at most `limit`.
     func pendingPush(dueBy time: Timestamp, limit: Int) async throws(HearthError) -> [PushMessage]
     /// The oldest dead notifications, at most `limit`.

@@ -132,21 +132,22 @@ extension SQLiteAuthStorage: PushStorage {
     }
 
     package func enqueuePush(_ messages: [PushMessage]) async throws(HearthError) {
-        let rows = messages.map { ($0, String(decoding: $0.content.serialized(), as: UTF8.self)) }
-        try await writing { c in
-            for (message, content) in rows {
-                let s = try c.prepare("""
-                    INSERT INTO push_queue(id, device_id, content, created_at, attempts, next_attempt_at, last_error, dead_at)
-                    VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)
-                    """)
-                s.bind(1, message.id)
-                s.bind(2, message.deviceID)
-                s.bind(3, content)
-                s.bind(4, message.createdAt.microseconds)
-                s.bind(5, Int64(message.delivery.attempts))
-                s.bind(6, message.delivery.nextAttemptAt.microseconds)
-                try s.run()
-            }
+        try await writing { c in try Self.insertPush(c, messages) }
+    }
+
+    static func insertPush(_ c: SQLiteConnection, _ messages: [PushMessage]) throws {
+        for message in messages {
+            let s = try c.prepare("""
+                INSERT INTO push_queue(id, device_id, content, created_at, attempts, next_attempt_at, last_error, dead_at)
+                VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)
+                """)
+            s.bind(1, message.id)
+            s.bind(2, message.deviceID)
+            s.bind(3, String(decoding: message.content.serialized(), as: UTF8.self))
+            s.bind(4, message.createdAt.microseconds)
+            s.bind(5, Int64(message.delivery.attempts))
+            s.bind(6, message.delivery.nextAttemptAt.microseconds)
+            try s.run()
         }
     }
 

@@ -19,6 +19,7 @@ public struct HearthClientError: Error, Sendable, Hashable, CustomStringConverti
         public static let resourceExhausted = Code(rawValue: "resource-exhausted")
         public static let deadlineExceeded = Code(rawValue: "deadline-exceeded")
         public static let unsupportedMediaType = Code(rawValue: "unsupported-media-type")
+        public static let unprocessableContent = Code(rawValue: "unprocessable-content")
         public static let `internal` = Code(rawValue: "internal")
         public static let unavailable = Code(rawValue: "unavailable")
         /// An answer this client could not read (not one of the API's codes).

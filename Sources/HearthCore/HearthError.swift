@@ -13,6 +13,8 @@ public struct HearthError: Error, Sendable, Hashable, CustomStringConvertible {
         case aborted
         case payloadTooLarge = "payload-too-large"
         case unsupportedMediaType = "unsupported-media-type"
+        /// A well-formed request the server will not carry out as sent (an `Idempotency-Key` reused with another request).
+        case unprocessableContent = "unprocessable-content"
         case resourceExhausted = "resource-exhausted"
         case deadlineExceeded = "deadline-exceeded"
         case `internal`

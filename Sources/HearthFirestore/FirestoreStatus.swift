@@ -16,7 +16,7 @@ enum FirestoreStatus {
 
     static func code(_ code: HearthError.Code) -> RPCError.Code {
         switch code {
-        case .invalidArgument, .payloadTooLarge, .unsupportedMediaType: return .invalidArgument
+        case .invalidArgument, .payloadTooLarge, .unsupportedMediaType, .unprocessableContent: return .invalidArgument
         case .failedPrecondition: return .failedPrecondition
         case .unauthenticated: return .unauthenticated
         case .permissionDenied: return .permissionDenied

@@ -59,6 +59,7 @@ func httpStatus(_ code: HearthError.Code) -> HTTPResponse.Status {
     case .alreadyExists, .aborted: return .conflict
     case .payloadTooLarge: return .contentTooLarge
     case .unsupportedMediaType: return .unsupportedMediaType
+    case .unprocessableContent: return .unprocessableContent
     case .resourceExhausted: return .tooManyRequests
     case .deadlineExceeded: return .gatewayTimeout
     case .internal: return .internalServerError

@@ -1,5 +1,6 @@
 import HearthAuth
 import HearthCore
+import HTTPTypes
 import Hummingbird
 
 /// App email and the outbox: `POST /v1/messages/email` (the admin or a function) queues a message per address;
@@ -8,11 +9,15 @@ import Hummingbird
 struct MessageRoutes {
     let auth: AuthService
 
+    /// A sender's key for one send (`SendKey`): sent again with the same request, nothing more is queued.
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+
     func register(on router: Router<HearthRequestContext>) {
         router.post("/v1/messages/email") { request, context in
             try Self.requireAdminOrFunction(context, "sending email")
-            let body = try AppEmailRequest(json: try await AuthRoutes.body(request, context))
-            let ids = try await auth.queueEmail(body.email)
+            let json = try await AuthRoutes.body(request, context)
+            let body = try AppEmailRequest(json: json)
+            let ids = try await auth.queueEmail(body.email, key: try SendKey(header: request.headers[MessageRoutes.idempotencyKey], request: json))
             return jsonResponse(JSON.object([("queued", .array(ids.map { .string($0) }))]).serialized(), status: .accepted)
         }
         DeliveryQueueRoutes(path: "/v1/admin/outbox", entry: "message",

@@ -36,8 +36,9 @@ struct PushRoutes {
         }
         router.post("/v1/push/send") { request, context in
             try MessageRoutes.requireAdminOrFunction(context, "sending push notifications")
-            let send = try PushRequests.Send(json: try await AuthRoutes.body(request, context))
-            let ids = try await push.send(send)
+            let json = try await AuthRoutes.body(request, context)
+            let send = try PushRequests.Send(json: json)
+            let ids = try await push.send(send, key: try SendKey(header: request.headers[MessageRoutes.idempotencyKey], request: json))
             return jsonResponse(JSON.object([("queued", .array(ids.map { .string($0) }))]).serialized(),
                                 status: ids.isEmpty ? .ok : .accepted)
         }

@@ -46,7 +46,7 @@ struct PushService: Sendable {
     /// Queues the notification for every device the target names, in one commit; answers the queued ids
     /// (none when the user has no device or nobody is subscribed to the topic). A device id that does not
     /// exist is `not-found`.
-    func send(_ request: PushRequests.Send) async throws(HearthError) -> [String] {
+    func send(_ request: PushRequests.Send, key: SendKey? = nil) async throws(HearthError) -> [String] {
         let devices: [PushDevice]
         switch request.target {
         case .uid(let uid): devices = try await storage.devices(uid: uid)
@@ -57,6 +57,7 @@ struct PushService: Sendable {
         }
         let time = now()
         let messages = devices.map { PushMessage(id: makeAutoID(), deviceID: $0.id, content: request.content, createdAt: time) }
+        if let key { return try await storage.enqueuePush(messages, key: key, at: time) }
         if !messages.isEmpty { try await storage.enqueuePush(messages) }
         return messages.map(\.id)
     }

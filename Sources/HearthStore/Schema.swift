@@ -302,6 +302,19 @@ enum Schema {
             last_slot INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // What app email and push sends were made under an `Idempotency-Key` (per kind: `email`, `push`): the
+        // request's SHA-256 and the ids it queued, kept a day (pruned by the next keyed send).
+        """
+        CREATE TABLE send_keys (
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            fingerprint BLOB NOT NULL,
+            ids TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (kind, key)
+        ) WITHOUT ROWID;
+        CREATE INDEX send_keys_by_time ON send_keys(created_at);
+        """,
     ]
 
     /// The schema version that created the field index.

@@ -182,6 +182,25 @@ public enum AuthStorageConformance {
             _ = try await storage.deleteUser(uid: "u")
             r.expect(try await storage.pendingOutbox(dueBy: at(99), limit: 10).map(\.id) == ["e1"], "deleting an account drops its messages")
         }),
+        ("a send under a key queues once a day", { storage, r throws(HearthError) in
+            let email = OutboxMessage.Email(to: ["a@example.com"], subject: "Hi", text: "Hello", html: nil)
+            func message(_ id: String) -> OutboxMessage {
+                OutboxMessage(id: id, purpose: .email, to: "a@example.com", uid: "", token: "", expiresAt: t0, createdAt: t0, email: email)
+            }
+            let key = try SendKey(header: "invite-42", request: .object([("to", .string("a@example.com"))]))!
+            let other = try SendKey(header: "invite-42", request: .object([("to", .string("b@example.com"))]))!
+            r.expect(try await storage.enqueueOutbox([message("k1")], key: key, at: t0) == ["k1"], "the first send queues")
+            r.expect(try await storage.enqueueOutbox([message("k2")], key: key, at: at(3600)) == ["k1"],
+                     "the same key and request again answers the first ids")
+            r.expect(await code { () async throws(HearthError) in
+                _ = try await storage.enqueueOutbox([message("k3")], key: other, at: at(3600))
+            } == .unprocessableContent,
+                     "the same key with another request is refused")
+            r.expect(try await storage.pendingOutbox(dueBy: at(99_999), limit: 10).map(\.id) == ["k1"], "only the first was queued")
+            let dayLater = at(Int64(SendKey.lifetime.components.seconds) + 1)
+            r.expect(try await storage.enqueueOutbox([message("k4")], key: other, at: dayLater) == ["k4"],
+                     "a key is forgotten after a day")
+        }),
     ]
 
     static func code(_ body: () async throws(HearthError) -> Void) async -> HearthError.Code? {

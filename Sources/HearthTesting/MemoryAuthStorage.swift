@@ -14,6 +14,7 @@ public final class MemoryAuthStorage: AuthStorage, @unchecked Sendable {
     private var sessionByRetired: [TokenHash: String] = [:]
     private var oneTimeTokens: [TokenHash: OneTimeTokenRecord] = [:]
     private var outbox: [OutboxMessage] = []
+    private var sendKeys: [String: (key: SendKey, ids: [String], at: Timestamp)] = [:]
 
     /// Makes an empty store.
     public init() {}
@@ -215,6 +216,20 @@ public final class MemoryAuthStorage: AuthStorage, @unchecked Sendable {
 
     public func enqueueOutbox(_ messages: [OutboxMessage]) {
         lock.withLock { outbox += messages }
+    }
+
+    public func enqueueOutbox(_ messages: [OutboxMessage], key: SendKey, at time: Timestamp) throws(HearthError) -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        let oldest = time.microseconds - Int64(SendKey.lifetime.components.seconds) * 1_000_000
+        sendKeys = sendKeys.filter { $0.value.at.microseconds >= oldest }
+        if let recorded = sendKeys[key.key] {
+            guard recorded.key == key else { throw key.reused }
+            return recorded.ids
+        }
+        outbox += messages
+        sendKeys[key.key] = (key, messages.map(\.id), time)
+        return messages.map(\.id)
     }
 
     public func pendingOutbox(dueBy time: Timestamp, limit: Int) -> [OutboxMessage] {

@@ -11,6 +11,7 @@ import Testing
         let expected: [HearthError.Code: Int] = [
             .invalidArgument: 400, .failedPrecondition: 412, .unauthenticated: 401, .permissionDenied: 403,
             .notFound: 404, .alreadyExists: 409, .aborted: 409, .payloadTooLarge: 413, .unsupportedMediaType: 415,
+            .unprocessableContent: 422,
             .resourceExhausted: 429, .deadlineExceeded: 504, .internal: 500, .unavailable: 503,
         ]
         #expect(Set(expected.keys) == Set(HearthError.Code.allCases))

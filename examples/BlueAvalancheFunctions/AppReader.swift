@@ -59,12 +59,13 @@ struct AppReader: Sendable {
 
 /// Hearth's push, sent with the event's token (the functions' identity may send; users may not).
 extension AppReader {
-    /// Queues the daily reminder for each of the user's devices (none registered: nothing is sent).
-    func remind(_ uid: String) async throws {
+    /// Queues the daily reminder for each of the user's devices (none registered: nothing is sent); sent
+    /// again with the same `key`, nothing more is queued.
+    func remind(_ uid: String, key: String) async throws {
         try await hearth.sendPush(to: .user(uid),
                                   notification: PushNotification(title: "Time to post",
                                                                  body: "Write today's post: Blue Avalanche publishes it at its time."),
-                                  data: ["kind": "dailyReminder"])
+                                  data: ["kind": "dailyReminder"], idempotencyKey: key)
     }
 }
 

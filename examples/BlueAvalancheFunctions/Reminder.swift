@@ -20,7 +20,8 @@ struct Reminder: Sendable {
                 due += try await reader.users(remindedAt: hour, in: Array(zones[start..<min(start + 30, zones.count)]))
             }
         }
-        // A failure throws and the run is delivered again: users reminded before it may get a second push.
-        for uid in due { try await reader.remind(uid) }
+        // A failure throws and the run is delivered again; each push is keyed by the run and the user, so the
+        // users reminded before the failure are not pushed twice.
+        for uid in due { try await reader.remind(uid, key: "\(event.id):\(uid)") }
     }
 }

@@ -65,11 +65,14 @@ enum ComeOverHandlers {
             guard let about = try await invitationText(event: eventID, hearth) else { return }  // the event is gone
             if let uid {
                 // An invitee without a device gets nothing now; the app's "invited to" query shows the event.
-                try await hearth.sendPush(to: .user(uid), notification: about.notification, data: ["event": eventID])
+                // Keyed by the event: delivered again (an answer lost), it is not pushed twice.
+                try await hearth.sendPush(to: .user(uid), notification: about.notification, data: ["event": eventID],
+                                          idempotencyKey: event.id)
             } else if let email {
                 let name = invitation.fields["name"].flatMap(string) ?? ""
                 do {
-                    try await hearth.sendEmail(to: [email], subject: about.subject, text: about.text(to: name))
+                    try await hearth.sendEmail(to: [email], subject: about.subject, text: about.text(to: name),
+                                               idempotencyKey: event.id)
                 } catch let error as HearthClientError where error.code == .invalidArgument {
                     // An address the rules take but mail cannot (not plain ASCII name@domain, a line break):
                     // sending again would be refused again, so the event is acknowledged with nothing sent.

@@ -23,8 +23,9 @@ enum LetterHandlers {
             let hearth = Hearth(url: url, token: token)
             guard let letter = try await author(of: letterID, hearth) else { return }
             // A user with no device gets nothing (the send queues none); the app shows replies when opened.
+            // Keyed by the event: delivered again (an answer lost), it is not pushed twice.
             try await hearth.sendPush(to: .user(letter.uid), notification: notification(letterTitle: letter.title),
-                                      data: ["letter": letterID, "reply": replyID])
+                                      data: ["letter": letterID, "reply": replyID], idempotencyKey: event.id)
         }
         return functions
     }
