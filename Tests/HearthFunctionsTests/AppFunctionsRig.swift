@@ -16,7 +16,8 @@ struct AppFunctionsRig {
     let admin: HearthClient
 
     static func with(rules: String, fixtures: String, indexes: String, functionsFile: String, smtp useSMTP: Bool = false,
-                     handlers: @escaping (URL) -> Functions, _ body: (AppFunctionsRig) async throws -> Void) async throws {
+                     clock: ManualClock? = nil, handlers: @escaping (URL) -> Functions,
+                     _ body: (AppFunctionsRig) async throws -> Void) async throws {
         try await PushTestRig.with { push in
             let smtp = useSMTP ? try await SMTPTestServer.start() : nil
             do {
@@ -28,6 +29,7 @@ struct AppFunctionsRig {
                     push.configure(settings)(&configuration)
                     configuration.useFunctions(file: file)
                     if let mail { configuration.mail = mail }
+                    if let clock { configuration.functionsClock = clock.function }
                 }) { hearth in
                     try await host.serve(handlers(URL(string: "http://127.0.0.1:\(hearth.port)")!)) {
                         let rig = AppFunctionsRig(hearth: hearth, push: push, smtp: smtp, admin: hearth.client())

@@ -13,6 +13,10 @@ enum ProlificHandlers {
         var functions = Functions()
         // The `roundCloses` timer of the functions file fires when a round's `closesAt` passes.
         functions.onTimer("roundCloses") { event in try await closeRound(event, hearth: hearth) }
+        // The `roundClosed` trigger: the close committed, its winner goes to the thread's followers.
+        functions.onDocumentUpdated("projects/{projectId}/rounds/{roundId}", name: "roundClosed") { event in
+            try await Followers.tell(event, hearth: hearth)
+        }
         return functions
     }
 
