@@ -177,3 +177,84 @@ import Testing
         }
     }
 }
+
+extension ComeOverEndToEndTests {
+    /// The gift wish list and the potluck's food list: the author adds items (with the event, in one commit,
+    /// or later), a guest with an account claims one in their own name and gives it back, and nobody claims an
+    /// item another guest brings; someone not invited sees no list.
+    @Test func guestsClaimWhatTheyBring() async throws {
+        try await Harness.with(rules: "rules/comeover.rules", fixtures: "fixtures/comeover.json", indexes: "indexes/comeover.json") { hearth in
+            let (nina, _) = try await hearth.signIn("nina")
+            let (omar, _) = try await hearth.signIn("omar")
+            let (sam, _) = try await hearth.signIn("sam")
+            let event = "events/" + makeAutoID()
+            try hearth.expectAllowed(try await nina.post("/v1/commit", """
+                {"writes": [
+                  {"create": "\(event)", "data": {"author": "nina", "title": "Friendsgiving", "description": "Potluck style.",
+                   "startsAt": {"$timestamp": "2026-11-26T18:00:00Z"}, "createdAt": \(Self.now), "updatedAt": \(Self.now)}},
+                  {"create": "\(event)/items/pie", "data": {"list": "food", "name": "Pumpkin pie", "addedAt": \(Self.now)}},
+                  {"create": "\(event)/items/wine", "data": {"list": "food", "name": "Red wine", "addedAt": \(Self.now)}},
+                  {"create": "\(event)/invitations/omar", "data": {"name": "Omar", "uid": "omar", "addedAt": \(Self.now)}},
+                  {"create": "\(event)/invitations/sam", "data": {"name": "Sam", "uid": "sam", "addedAt": \(Self.now)}}
+                ]}
+                """), "the event with its food list and guests, in one commit")
+            try hearth.expectAllowed(try await nina.put("/v1/docs/\(event)/items/vase", #"{"list": "gifts", "name": "A vase", "addedAt": \#(Self.now)}"#))
+
+            let food = #"{"from": "\#(event)/items", "where": [["list", "==", "food"]], "orderBy": [["addedAt", "asc"]]}"#
+            let seen = try hearth.expectAllowed(try await omar.post("/v1/query", food), "a guest reads the food list")
+            if case .array(let documents)? = seen.json?["documents"] { #expect(documents.count == 2) } else { Issue.record("\(seen.text)") }
+            try hearth.expectAllowed(try await omar.patch("/v1/docs/\(event)/items/pie", #"{"claimedBy": "omar", "claimedByName": "Omar"}"#),
+                                     "omar brings the pie")
+            try hearth.expectDenied(try await sam.patch("/v1/docs/\(event)/items/pie", #"{"claimedBy": "sam", "claimedByName": "Sam"}"#),
+                                    "sam takes over omar's pie")
+            try hearth.expectDenied(try await sam.patch("/v1/docs/\(event)/items/wine", #"{"claimedBy": "omar", "claimedByName": "Omar"}"#),
+                                    "sam claims the wine in omar's name")
+            try hearth.expectAllowed(try await sam.patch("/v1/docs/\(event)/items/wine", #"{"claimedBy": "sam", "claimedByName": "Sam"}"#),
+                                     "sam brings the wine")
+            try hearth.expectAllowed(try await omar.patch("/v1/docs/\(event)/items/pie", #"{"claimedBy": {"$delete": true}, "claimedByName": {"$delete": true}}"#),
+                                     "omar gives the pie back")
+            let pie = try await nina.get("/v1/docs/\(event)/items/pie").json?["data"]
+            #expect(pie?["claimedBy"] == nil && pie?["name"]?.stringValue == "Pumpkin pie", "\(String(describing: pie))")
+
+            // The invitation withdrawn, sam no longer sees the lists; a user never invited never did.
+            try hearth.expectAllowed(try await nina.delete("/v1/docs/\(event)/invitations/sam"))
+            try hearth.expectDenied(try await sam.post("/v1/query", food), "a guest no longer invited")
+            try hearth.expectDenied(try await sam.get("/v1/docs/\(event)/items/vase"), "nor one item")
+            // Deleting the event takes its lists with it.
+            try hearth.expectAllowed(try await nina.delete("/v1/docs/\(event)?recursive=true"))
+            #expect(try await hearth.client().get("/v1/docs/\(event)/items/wine").status == 404)
+            for client in [nina, omar, sam] { await client.close() }
+        }
+    }
+}
+
+extension ComeOverEndToEndTests {
+    /// "User can delete their account", as comeover.md maps it: each of the user's events goes (its photo,
+    /// then the event with its invitations and lists in one recursive delete), then the account; the user's
+    /// token stops working at once and their events are gone for their invitees.
+    @Test func anAccountIsDeletedWithItsEvents() async throws {
+        try await Harness.with(rules: "rules/comeover.rules", fixtures: "fixtures/comeover.json", indexes: "indexes/comeover.json") { hearth in
+            let (omar, _) = try await hearth.signIn("omar")
+            let mine = try hearth.expectAllowed(try await omar.post("/v1/query", #"{"from": "events", "where": [["author", "==", "omar"]]}"#),
+                                                "my events")
+            guard case .array(let events)? = mine.json?["documents"] else { throw ExpectationFailure("no events: \(mine.text)") }
+            #expect(events.count == 4)
+            for event in events {
+                let path = try #require(event["path"]?.stringValue)
+                if let image = event["data"]?["image"]?.stringValue {
+                    try hearth.expectAllowed(try await omar.delete("/v1/files/\(image)"), "the photo of \(path)")
+                }
+                try hearth.expectAllowed(try await omar.delete("/v1/docs/\(path)?recursive=true"), "\(path) with its invitations")
+            }
+            #expect(try await omar.delete("/v1/auth/me").status == 204)
+            #expect(try await omar.get("/v1/auth/me").status == 401, "the deleted account's token stops at once")
+            let admin = hearth.client()
+            for event in events {
+                #expect(try await admin.get("/v1/docs/\(try #require(event["path"]?.stringValue))").status == 404)
+            }
+            #expect(try await admin.get("/v1/files/events/vY6oJ2jNalbuy0yTK0gP/game-night.png").status == 404)
+            await omar.close()
+            await admin.close()
+        }
+    }
+}
