@@ -6,9 +6,10 @@ import HearthCore
 public enum WebhookSignature {
     /// The `webhook-signature` header's value for an event.
     public static func sign(id: String, timestamp: Int64, body: [UInt8], key: [UInt8]) -> String {
-        var message = Array("\(id).\(timestamp).".utf8)
-        message += body
-        let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key))
-        return "v1," + Base64.encode(Array(mac))
+        // Fed in parts: the body, often the larger part, is not copied.
+        var hmac = HMAC<SHA256>(key: SymmetricKey(data: key))
+        hmac.update(data: Array("\(id).\(timestamp).".utf8))
+        hmac.update(data: body)
+        return "v1," + Base64.encode(Array(hmac.finalize()))
     }
 }
