@@ -119,7 +119,7 @@ struct FunctionDeliveryService: Service {
         let timestamp = Int64(Date().timeIntervalSince1970)
         let headers = [("content-type", "application/json"), ("user-agent", "hearth"), ("webhook-id", event.id),
                        ("webhook-timestamp", String(timestamp)),
-                       ("webhook-signature", WebhookSignature.sign(id: event.id, timestamp: timestamp, body: body, key: endpoint.key))]
+                       ("webhook-signature", endpoint.signer.sign(id: event.id, timestamp: timestamp, body: body))]
         let answer: [UInt8]
         do {
             let (status, reply) = try await client.post(endpoint.url, headers: headers, body: body, timeout: settings.timeout,
