@@ -12,7 +12,7 @@ import NIOSSL
 /// general client's per-request URL parsing, tracing and state machines.
 final class WebhookClient: Sendable {
     /// Why a post failed, described as delivery records it.
-    enum Failure: Error, CustomStringConvertible {
+    enum Failure: Error, Sendable, CustomStringConvertible {
         case connect(String)
         case connectTimeout
         case noAnswer
@@ -20,6 +20,7 @@ final class WebhookClient: Sendable {
         case cut
         case tooLarge(Int)
         case tls(String)
+        case failed(String)
 
         var description: String {
             switch self {
@@ -30,6 +31,7 @@ final class WebhookClient: Sendable {
             case .cut: return "the connection closed during the answer"
             case .tooLarge(let limit): return "the answer is larger than \(limit) bytes"
             case .tls(let why): return "TLS: \(why)"
+            case .failed(let why): return why
             }
         }
     }
@@ -55,6 +57,13 @@ final class WebhookClient: Sendable {
         }
     }
 
+    /// A connection, and the first error it met while no answer was awaited (a TLS handshake that failed
+    /// before the request went out tears the pipeline down: the error is kept here for the request).
+    struct Connection: Sendable {
+        let channel: any Channel
+        let early: NIOLockedValueBox<Failure?>
+    }
+
     private struct Request: Sendable {
         let head: HTTPRequestHead
         let body: ByteBuffer
@@ -62,7 +71,7 @@ final class WebhookClient: Sendable {
 
     private struct State {
         var targets: [String: Target] = [:]
-        var idle: [String: [any Channel]] = [:]
+        var idle: [String: [Connection]] = [:]
         var shutDown = false
     }
 
@@ -94,25 +103,25 @@ final class WebhookClient: Sendable {
         let request = Request(head: HTTPRequestHead(version: .http1_1, method: .POST, uri: target.path, headers: fields),
                               body: ByteBuffer(bytes: body))
         let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout.inSeconds * 1e9))
-        if let channel = takeIdle(target) {
+        if let connection = takeIdle(target) {
             do {
-                return try await exchange(request, on: channel, target, deadline: deadline, limit: maxAnswerBytes)
+                return try await exchange(request, on: connection, target, deadline: deadline, limit: maxAnswerBytes)
             } catch Failure.closed where !Task.isCancelled {
                 // The peer closed the kept connection as the request went out: once more on a new one.
             }
         }
-        let channel = try await connect(target)
-        return try await exchange(request, on: channel, target, deadline: deadline, limit: maxAnswerBytes)
+        let connection = try await connect(target)
+        return try await exchange(request, on: connection, target, deadline: deadline, limit: maxAnswerBytes)
     }
 
     /// Closes the idle connections; later posts fail.
     func shutdown() {
-        let idle = state.withLockedValue { state -> [any Channel] in
+        let idle = state.withLockedValue { state -> [Connection] in
             state.shutDown = true
             defer { state.idle = [:] }
             return state.idle.values.flatMap { $0 }
         }
-        for channel in idle { channel.close(promise: nil) }
+        for connection in idle { connection.channel.close(promise: nil) }
     }
 
     private func target(for url: URL) -> Target {
@@ -123,25 +132,25 @@ final class WebhookClient: Sendable {
         return target
     }
 
-    private func takeIdle(_ target: Target) -> (any Channel)? {
+    private func takeIdle(_ target: Target) -> Connection? {
         state.withLockedValue { state in
-            while let channel = state.idle[target.key]?.popLast() {
-                if channel.isActive { return channel }
+            while let connection = state.idle[target.key]?.popLast() {
+                if connection.channel.isActive { return connection }
             }
             return nil
         }
     }
 
-    private func release(_ channel: any Channel, _ target: Target) {
+    private func release(_ connection: Connection, _ target: Target) {
         let kept = state.withLockedValue { state -> Bool in
             guard !state.shutDown, state.idle[target.key, default: []].count < keepIdle else { return false }
-            state.idle[target.key, default: []].append(channel)
+            state.idle[target.key, default: []].append(connection)
             return true
         }
-        if !kept { channel.close(promise: nil) }
+        if !kept { connection.channel.close(promise: nil) }
     }
 
-    private func connect(_ target: Target) async throws -> any Channel {
+    private func connect(_ target: Target) async throws -> Connection {
         if state.withLockedValue({ $0.shutDown }) { throw Failure.closed }
         let ssl: NIOSSLContext?
         if target.tls {
@@ -151,8 +160,9 @@ final class WebhookClient: Sendable {
         }
         // An address is no server name (SNI): only a name is sent.
         let serverName = (try? SocketAddress(ipAddress: target.host, port: 0)) == nil ? target.host : nil
+        let early = NIOLockedValueBox<Failure?>(nil)
         do {
-            return try await ClientBootstrap(group: group)
+            let channel = try await ClientBootstrap(group: group)
                 .connectTimeout(connectTimeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
@@ -163,10 +173,11 @@ final class WebhookClient: Sendable {
                         try channel.pipeline.syncOperations.addHandler(HTTPRequestEncoder())
                         try channel.pipeline.syncOperations.addHandler(
                             ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)))
-                        try channel.pipeline.syncOperations.addHandler(WebhookAnswerHandler())
+                        try channel.pipeline.syncOperations.addHandler(WebhookAnswerHandler(early: early))
                     }
                 }
                 .connect(host: target.host, port: target.port).get()
+            return Connection(channel: channel, early: early)
         } catch ChannelError.connectTimeout {
             throw Failure.connectTimeout
         } catch {
@@ -174,8 +185,9 @@ final class WebhookClient: Sendable {
         }
     }
 
-    private func exchange(_ request: Request, on channel: any Channel, _ target: Target, deadline: NIODeadline,
+    private func exchange(_ request: Request, on connection: Connection, _ target: Target, deadline: NIODeadline,
                           limit: Int) async throws -> (status: Int, answer: ByteBuffer) {
+        let channel = connection.channel
         let promise = channel.eventLoop.makePromise(of: WebhookAnswerHandler.Answer.self)
         channel.eventLoop.execute {
             do {
@@ -185,7 +197,7 @@ final class WebhookClient: Sendable {
                 channel.write(HTTPClientRequestPart.body(.byteBuffer(request.body)), promise: nil)
                 channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
             } catch {
-                promise.fail(Failure.closed)
+                promise.fail(connection.early.withLockedValue { $0 } ?? Failure.closed)
             }
         }
         // Cancelled (the server stops): the connection closes, which fails the promise.
@@ -194,7 +206,7 @@ final class WebhookClient: Sendable {
         } onCancel: {
             channel.close(promise: nil)
         }
-        if answer.keepAlive { release(channel, target) } else { channel.close(promise: nil) }
+        if answer.keepAlive { release(connection, target) } else { channel.close(promise: nil) }
         return (answer.status, answer.body)
     }
 }
@@ -215,8 +227,13 @@ private final class WebhookAnswerHandler: ChannelInboundHandler, RemovableChanne
     private var headRead = false
     private var limit = 0
     private var timer: Scheduled<Void>?
+    /// The first error seen while no answer was awaited.
+    private let early: NIOLockedValueBox<WebhookClient.Failure?>
+
+    init(early: NIOLockedValueBox<WebhookClient.Failure?>) { self.early = early }
 
     func expect(_ promise: EventLoopPromise<Answer>, limit: Int, deadline: NIODeadline, on channel: any Channel) {
+        if let failure = early.withLockedValue({ $0 }) { return promise.fail(failure) }
         guard channel.isActive else { return promise.fail(WebhookClient.Failure.closed) }
         self.promise = promise
         self.limit = limit
@@ -253,12 +270,14 @@ private final class WebhookAnswerHandler: ChannelInboundHandler, RemovableChanne
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        fail(headRead ? WebhookClient.Failure.cut : WebhookClient.Failure.closed)
+        fail(early.withLockedValue { $0 } ?? (headRead ? WebhookClient.Failure.cut : WebhookClient.Failure.closed))
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(error is NIOSSLError ? WebhookClient.Failure.tls("\(error)") : error)
+        let failure = error is NIOSSLError ? WebhookClient.Failure.tls("\(error)") : WebhookClient.Failure.failed("\(error)")
+        if promise == nil { early.withLockedValue { $0 = $0 ?? failure } }
+        fail(failure)
         context.close(promise: nil)
     }
 
