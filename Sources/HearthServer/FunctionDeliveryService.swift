@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import HearthCore
 import HearthEngine
@@ -27,12 +26,9 @@ struct FunctionDeliveryService: Service {
     let logger: Logger
 
     func run() async {
-        var configuration = HTTPClient.Configuration()
-        // A refused connection is tried again by the client's pool until the connect timeout: no longer than an answer may take.
-        configuration.timeout = .init(connect: .nanoseconds(Int64(min(settings.timeout, .seconds(10)).inSeconds * 1e9)))
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, settings.concurrencyPerEndpoint)
-        configuration.redirectConfiguration = .disallow
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        // Connecting may take no longer than an answer may.
+        let client = WebhookClient(connectTimeout: min(settings.timeout, .seconds(10)),
+                                   keepIdle: max(1, settings.concurrencyPerEndpoint))
         let flights = InFlight()
         let acknowledgements = PendingAcknowledgements(database: database)
         await withDiscardingTaskGroup { group in
@@ -61,7 +57,7 @@ struct FunctionDeliveryService: Service {
             }
             group.cancelAll()
         }
-        try? await client.shutdown()
+        client.shutdown()
     }
 
     /// What an attempt came to.
@@ -76,7 +72,7 @@ struct FunctionDeliveryService: Service {
 
     /// One attempt at one event, and its outcome recorded. The endpoint's slot is freed once the attempt is
     /// answered; the event stays in flight (skipped by reads of the queue) until its outcome is committed.
-    func deliver(_ event: FunctionEventRecord, _ client: HTTPClient, _ flights: InFlight,
+    func deliver(_ event: FunctionEventRecord, _ client: WebhookClient, _ flights: InFlight,
                  _ acknowledgements: PendingAcknowledgements) async {
         let attempts = event.attempts + 1
         let answer = await attempt(event, client)
@@ -105,7 +101,7 @@ struct FunctionDeliveryService: Service {
     }
 
     /// Sends one attempt and reads its answer.
-    func attempt(_ event: FunctionEventRecord, _ client: HTTPClient) async -> Answer {
+    func attempt(_ event: FunctionEventRecord, _ client: WebhookClient) async -> Answer {
         metrics.functionAttempts.increment()
         guard let endpoint = database.functions.file?.endpoints[event.endpoint] else {
             return .failed("the endpoint '\(event.endpoint)' is no longer in the functions file", permanent: true)
@@ -121,27 +117,21 @@ struct FunctionDeliveryService: Service {
             }
         }
         let timestamp = Int64(Date().timeIntervalSince1970)
-        var request = HTTPClientRequest(url: endpoint.url.absoluteString)
-        request.method = .POST
-        request.headers.add(name: "content-type", value: "application/json")
-        request.headers.add(name: "user-agent", value: "hearth")
-        request.headers.add(name: "webhook-id", value: event.id)
-        request.headers.add(name: "webhook-timestamp", value: "\(timestamp)")
-        request.headers.add(name: "webhook-signature",
-                            value: WebhookSignature.sign(id: event.id, timestamp: timestamp, body: body, key: endpoint.key))
-        request.body = .bytes(ByteBuffer(bytes: body))
+        let headers = [("content-type", "application/json"), ("user-agent", "hearth"), ("webhook-id", event.id),
+                       ("webhook-timestamp", String(timestamp)),
+                       ("webhook-signature", endpoint.signer.sign(id: event.id, timestamp: timestamp, body: body))]
         let answer: [UInt8]
         do {
-            let response = try await client.execute(request, timeout: .nanoseconds(Int64(settings.timeout.inSeconds * 1e9)))
-            let body = try await response.body.collect(upTo: settings.maxAnswerBytes)
-            guard (200..<300).contains(response.status.code) else {
-                let excerpt = String(decoding: body.readableBytesView.prefix(200), as: UTF8.self)
-                return .failed("HTTP \(response.status.code)" + (excerpt.isEmpty ? "" : ": \(excerpt)"), permanent: false)
+            let (status, reply) = try await client.post(endpoint.url, headers: headers, body: body, timeout: settings.timeout,
+                                                        maxAnswerBytes: settings.maxAnswerBytes)
+            guard (200..<300).contains(status) else {
+                let excerpt = String(decoding: reply.readableBytesView.prefix(200), as: UTF8.self)
+                return .failed("HTTP \(status)" + (excerpt.isEmpty ? "" : ": \(excerpt)"), permanent: false)
             }
-            answer = Array(body.readableBytesView)
+            answer = Array(reply.readableBytesView)
         } catch {
             if Task.isCancelled { return .cancelled }
-            return .failed(Self.describe(error), permanent: false)
+            return .failed("\(error)", permanent: false)
         }
         do {
             return .acknowledged(try Self.writes(in: answer))
@@ -188,18 +178,6 @@ struct FunctionDeliveryService: Service {
                 "id": "\(event.id)", "endpoint": "\(event.endpoint)", "attempts": "\(attempts)",
                 "retryAt": "\(next.rfc3339)", "error": "\(failure)"])
         }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout: return "no answer within the timeout"
-            case .connectTimeout: return "the connection timed out"
-            default: return "\(error)"
-            }
-        }
-        let text = "\(error)"
-        return text.contains("refused") ? "connection refused" : text
     }
 }
 

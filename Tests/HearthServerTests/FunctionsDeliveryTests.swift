@@ -214,6 +214,21 @@ import Testing
         } configure: { $0.functions.timeout = .milliseconds(500) }
     }
 
+    /// An answer larger than the limit fails the attempt, saying so; the event is retried and goes once the
+    /// answer fits.
+    @Test func anAnswerLargerThanTheLimitFailsTheAttempt() async throws {
+        try await Self.with { receiver, server, client in
+            let large = "\"" + String(repeating: "x", count: 2000) + "\""
+            try receiver.answer([], then: .init(status: 200, body: large))
+            #expect(try await client.put("/v1/docs/posts/p1", "{}").status == 200)
+            let pending = try await client.functionEvents("pending") { $0.first?["lastError"] != nil }
+            #expect(pending[0]["lastError"]?.stringValue == "the answer is larger than 1024 bytes", "\(pending)")
+            try receiver.answer([], then: .init(status: 204))
+            _ = try await client.functionEvents("pending") { $0.isEmpty }
+            #expect(Set(receiver.received().map(\.id)).count == 1)
+        } configure: { $0.functions.maxAnswerBytes = 1024 }
+    }
+
     /// An endpoint that holds every request gets no more than its share in flight, and another endpoint's
     /// events go out meanwhile.
     @Test func aSlowEndpointHoldsUpNoOther() async throws {

@@ -16,6 +16,16 @@ public struct FunctionsFile: Sendable {
         public let key: [UInt8]
         /// The identity each event carries a short-lived token for, when declared.
         public let identity: Identity?
+        /// Signs with `key`, keyed once for all the endpoint's events.
+        public let signer: WebhookSignature.Signer
+
+        init(name: String, url: URL, key: [UInt8], identity: Identity?) {
+            self.name = name
+            self.url = url
+            self.key = key
+            self.identity = identity
+            signer = WebhookSignature.Signer(key: key)
+        }
     }
 
     /// An endpoint's own identity (`{"uid", "claims"?}`): what rules see as `request.auth` for the token each

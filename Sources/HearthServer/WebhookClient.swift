@@ -1,0 +1,291 @@
+import Foundation
+import HearthCore
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// The HTTP/1.1 client that posts function events: keep-alive connections per endpoint address (plain or TLS),
+/// each request written and its answer read by NIO's encoder and decoder. It does only what delivery needs
+/// (a POST, its status and a bounded answer, no redirects), so an event costs a write and a read rather than a
+/// general client's per-request URL parsing, tracing and state machines.
+final class WebhookClient: Sendable {
+    /// Why a post failed, described as delivery records it.
+    enum Failure: Error, Sendable, CustomStringConvertible {
+        case connect(String)
+        case connectTimeout
+        case noAnswer
+        case closed
+        case cut
+        case tooLarge(Int)
+        case tls(String)
+        case failed(String)
+
+        var description: String {
+            switch self {
+            case .connect(let why): return why.contains("refused") ? "connection refused" : "could not connect: \(why)"
+            case .connectTimeout: return "the connection timed out"
+            case .noAnswer: return "no answer within the timeout"
+            case .closed: return "the connection closed before an answer"
+            case .cut: return "the connection closed during the answer"
+            case .tooLarge(let limit): return "the answer is larger than \(limit) bytes"
+            case .tls(let why): return "TLS: \(why)"
+            case .failed(let why): return why
+            }
+        }
+    }
+
+    /// Where an endpoint's requests go: its address, and the path and `host` header of each request.
+    struct Target: Sendable {
+        let host: String
+        let port: Int
+        let tls: Bool
+        let path: String
+        let hostHeader: String
+        var key: String { "\(tls ? "s" : "")\(host):\(port)" }
+
+        init(_ url: URL) {
+            host = url.host ?? "localhost"
+            tls = url.scheme?.lowercased() == "https"
+            port = url.port ?? (tls ? 443 : 80)
+            var path = url.path.isEmpty ? "/" : url.path
+            if let query = url.query { path += "?" + query }
+            self.path = path
+            let name = host.contains(":") ? "[\(host)]" : host
+            hostHeader = port == (tls ? 443 : 80) ? name : "\(name):\(port)"
+        }
+    }
+
+    /// A connection, and the first error it met while no answer was awaited (a TLS handshake that failed
+    /// before the request went out tears the pipeline down: the error is kept here for the request).
+    struct Connection: Sendable {
+        let channel: any Channel
+        let early: NIOLockedValueBox<Failure?>
+    }
+
+    private struct Request: Sendable {
+        let head: HTTPRequestHead
+        let body: ByteBuffer
+    }
+
+    private struct State {
+        var targets: [String: Target] = [:]
+        var idle: [String: [Connection]] = [:]
+        var shutDown = false
+    }
+
+    private let group: any EventLoopGroup
+    private let connectTimeout: TimeAmount
+    /// Idle connections kept per address; more are closed once answered.
+    private let keepIdle: Int
+    private let state = NIOLockedValueBox(State())
+    private let tlsContext: Result<NIOSSLContext, any Error>
+
+    init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, connectTimeout: Duration, keepIdle: Int) {
+        self.group = group
+        self.connectTimeout = .nanoseconds(Int64(connectTimeout.inSeconds * 1e9))
+        self.keepIdle = max(1, keepIdle)
+        tlsContext = Result { try NIOSSLContext(configuration: .makeClientConfiguration()) }
+    }
+
+    /// Posts `body` with `headers` (each `name: value`, without line ends) to `url`; answers the status and up
+    /// to `maxAnswerBytes` of the answer. A kept connection that turns out closed before any answer is
+    /// replaced by a new one once (the request may then arrive twice: delivery is at least once anyway).
+    func post(_ url: URL, headers: [(String, String)], body: [UInt8], timeout: Duration,
+              maxAnswerBytes: Int) async throws -> (status: Int, answer: ByteBuffer) {
+        let target = target(for: url)
+        var fields = HTTPHeaders()
+        fields.reserveCapacity(headers.count + 2)
+        fields.add(name: "host", value: target.hostHeader)
+        for (name, value) in headers { fields.add(name: name, value: value) }
+        fields.add(name: "content-length", value: String(body.count))
+        let request = Request(head: HTTPRequestHead(version: .http1_1, method: .POST, uri: target.path, headers: fields),
+                              body: ByteBuffer(bytes: body))
+        let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout.inSeconds * 1e9))
+        if let connection = takeIdle(target) {
+            do {
+                return try await exchange(request, on: connection, target, deadline: deadline, limit: maxAnswerBytes)
+            } catch Failure.closed where !Task.isCancelled {
+                // The peer closed the kept connection as the request went out: once more on a new one.
+            }
+        }
+        let connection = try await connect(target)
+        return try await exchange(request, on: connection, target, deadline: deadline, limit: maxAnswerBytes)
+    }
+
+    /// Closes the idle connections; later posts fail.
+    func shutdown() {
+        let idle = state.withLockedValue { state -> [Connection] in
+            state.shutDown = true
+            defer { state.idle = [:] }
+            return state.idle.values.flatMap { $0 }
+        }
+        for connection in idle { connection.channel.close(promise: nil) }
+    }
+
+    private func target(for url: URL) -> Target {
+        let text = url.absoluteString
+        if let known = state.withLockedValue({ $0.targets[text] }) { return known }
+        let target = Target(url)
+        state.withLockedValue { $0.targets[text] = target }
+        return target
+    }
+
+    private func takeIdle(_ target: Target) -> Connection? {
+        state.withLockedValue { state in
+            while let connection = state.idle[target.key]?.popLast() {
+                if connection.channel.isActive { return connection }
+            }
+            return nil
+        }
+    }
+
+    private func release(_ connection: Connection, _ target: Target) {
+        let kept = state.withLockedValue { state -> Bool in
+            guard !state.shutDown, state.idle[target.key, default: []].count < keepIdle else { return false }
+            state.idle[target.key, default: []].append(connection)
+            return true
+        }
+        if !kept { connection.channel.close(promise: nil) }
+    }
+
+    private func connect(_ target: Target) async throws -> Connection {
+        if state.withLockedValue({ $0.shutDown }) { throw Failure.closed }
+        let ssl: NIOSSLContext?
+        if target.tls {
+            do { ssl = try tlsContext.get() } catch { throw Failure.tls("\(error)") }
+        } else {
+            ssl = nil
+        }
+        // An address is no server name (SNI): only a name is sent.
+        let serverName = (try? SocketAddress(ipAddress: target.host, port: 0)) == nil ? target.host : nil
+        let early = NIOLockedValueBox<Failure?>(nil)
+        do {
+            let channel = try await ClientBootstrap(group: group)
+                .connectTimeout(connectTimeout)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        if let ssl {
+                            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: ssl, serverHostname: serverName))
+                        }
+                        try channel.pipeline.syncOperations.addHandler(HTTPRequestEncoder())
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)))
+                        try channel.pipeline.syncOperations.addHandler(WebhookAnswerHandler(early: early))
+                    }
+                }
+                .connect(host: target.host, port: target.port).get()
+            return Connection(channel: channel, early: early)
+        } catch ChannelError.connectTimeout {
+            throw Failure.connectTimeout
+        } catch {
+            throw Failure.connect("\(error)")
+        }
+    }
+
+    private func exchange(_ request: Request, on connection: Connection, _ target: Target, deadline: NIODeadline,
+                          limit: Int) async throws -> (status: Int, answer: ByteBuffer) {
+        let channel = connection.channel
+        let promise = channel.eventLoop.makePromise(of: WebhookAnswerHandler.Answer.self)
+        channel.eventLoop.execute {
+            do {
+                let handler = try channel.pipeline.syncOperations.handler(type: WebhookAnswerHandler.self)
+                handler.expect(promise, limit: limit, deadline: deadline, on: channel)
+                channel.write(HTTPClientRequestPart.head(request.head), promise: nil)
+                channel.write(HTTPClientRequestPart.body(.byteBuffer(request.body)), promise: nil)
+                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+            } catch {
+                promise.fail(connection.early.withLockedValue { $0 } ?? Failure.closed)
+            }
+        }
+        // Cancelled (the server stops): the connection closes, which fails the promise.
+        let answer = try await withTaskCancellationHandler {
+            try await promise.futureResult.get()
+        } onCancel: {
+            channel.close(promise: nil)
+        }
+        if answer.keepAlive { release(connection, target) } else { channel.close(promise: nil) }
+        return (answer.status, answer.body)
+    }
+}
+
+/// Reads one answer at a time on a webhook connection and completes its promise; closes the connection on a
+/// timeout, an answer too large, or an error (a later request never reads an earlier one's leftovers).
+private final class WebhookAnswerHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    struct Answer: Sendable {
+        var status: Int
+        var body: ByteBuffer
+        var keepAlive: Bool
+    }
+
+    private var promise: EventLoopPromise<Answer>?
+    private var answer = Answer(status: 0, body: ByteBuffer(), keepAlive: false)
+    private var headRead = false
+    private var limit = 0
+    private var timer: Scheduled<Void>?
+    /// The first error seen while no answer was awaited.
+    private let early: NIOLockedValueBox<WebhookClient.Failure?>
+
+    init(early: NIOLockedValueBox<WebhookClient.Failure?>) { self.early = early }
+
+    func expect(_ promise: EventLoopPromise<Answer>, limit: Int, deadline: NIODeadline, on channel: any Channel) {
+        if let failure = early.withLockedValue({ $0 }) { return promise.fail(failure) }
+        guard channel.isActive else { return promise.fail(WebhookClient.Failure.closed) }
+        self.promise = promise
+        self.limit = limit
+        answer = Answer(status: 0, body: ByteBuffer(), keepAlive: false)
+        headRead = false
+        let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
+        timer = channel.eventLoop.scheduleTask(deadline: deadline) {
+            handler.value.fail(WebhookClient.Failure.noAnswer)
+            channel.close(promise: nil)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard promise != nil else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            headRead = true
+            answer.status = Int(head.status.code)
+            answer.keepAlive = head.isKeepAlive
+        case .body(var part):
+            guard answer.body.readableBytes + part.readableBytes <= limit else {
+                fail(WebhookClient.Failure.tooLarge(limit))
+                context.close(promise: nil)
+                return
+            }
+            answer.body.writeBuffer(&part)
+        case .end:
+            timer?.cancel()
+            timer = nil
+            let done = promise
+            promise = nil
+            done?.succeed(answer)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        fail(early.withLockedValue { $0 } ?? (headRead ? WebhookClient.Failure.cut : WebhookClient.Failure.closed))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let failure = error is NIOSSLError ? WebhookClient.Failure.tls("\(error)") : WebhookClient.Failure.failed("\(error)")
+        if promise == nil { early.withLockedValue { $0 = $0 ?? failure } }
+        fail(failure)
+        context.close(promise: nil)
+    }
+
+    private func fail(_ error: any Error) {
+        timer?.cancel()
+        timer = nil
+        let done = promise
+        promise = nil
+        done?.fail(error)
+    }
+}
