@@ -26,6 +26,7 @@ import argparse, json, os, resource, statistics, subprocess, sys, tempfile, shut
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from docs_bench import LUA, N_DOCS, ROOT, doc_body, free_port, http, stop, wait_up  # noqa: E402
 
+FIXED_LUA = os.path.join(ROOT, "bench", "lua", "fixed.lua")
 ADMIN_KEY = "hak_bench_" + os.urandom(16).hex()  # fresh per run, so no other server accepts it
 
 
@@ -39,9 +40,9 @@ def build():
     subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True)
 
 
-def start_hearth(binary, tmp, preload=True):
+def start_hearth(binary, tmp, preload=True, wire=False):
     http_port, grpc_port = free_port(), free_port()
-    env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY)
+    env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_GRPC_WIRE="1" if wire else "0")
     proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(http_port),
                              "--grpc-port", str(grpc_port), "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL)
     wait_up(f"http://127.0.0.1:{http_port}/healthz")
@@ -76,6 +77,105 @@ def load(face, workload, ports, args, pid):
     return r
 
 
+# The C drivers (`--drivers c`): h2load for gRPC, wrk for HTTP, each repeating one request, so that the
+# driver's own CPU (a few µs a call) does not bound what the server answers. The same document is written (or
+# read) on both faces.
+FIXED_ID = "b00000000000001"
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number, payload):
+    """A length-delimited protobuf field (strings, bytes and messages)."""
+    if isinstance(payload, str):
+        payload = payload.encode()
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _varint_field(number, value):
+    return _varint(number << 3) + _varint(value)
+
+
+def grpc_bodies(tmp):
+    """Request files for h2load: the 5-byte gRPC prefix and a serialized `CommitRequest` (one `update` of the
+    fixed document, docs_bench's ~300-byte shape) and `BatchGetDocumentsRequest` (the fixed document)."""
+    database = "projects/bench/databases/(default)"
+    name = f"{database}/documents/bench/{FIXED_ID}"
+    doc = doc_body(1)
+    fields = b"".join(_field(2, _field(1, key) + _field(2, value)) for key, value in [
+        ("title", _field(17, doc["title"])), ("count", _varint_field(2, doc["count"])),
+        ("published", _varint_field(1, int(doc["published"]))), ("body", _field(17, doc["body"]))])
+    commit = _field(1, database) + _field(2, _field(1, _field(1, name) + fields))
+    get = _field(1, database) + _field(2, name)
+    paths = {}
+    for workload, message in [("commit", commit), ("get", get)]:
+        paths[workload] = os.path.join(tmp, f"grpc-{workload}.bin")
+        with open(paths[workload], "wb") as f:
+            f.write(b"\0" + len(message).to_bytes(4, "big") + message)
+    with open(os.path.join(tmp, "http-commit.json"), "w") as f:
+        json.dump({"writes": [{"set": f"bench/{FIXED_ID}", "data": doc}]}, f)
+    paths["http-commit"] = os.path.join(tmp, "http-commit.json")
+    return paths
+
+
+GRPC_METHOD = {"commit": "Commit", "get": "BatchGetDocuments"}
+
+
+def grpc_status(grpc_port, workload, bodies):
+    """One call with curl, for its grpc-status (h2load counts only HTTP statuses, and gRPC fails with 200)."""
+    out = subprocess.run(["curl", "-s", "--http2-prior-knowledge", "-o", "/dev/null", "-D", "-", "--data-binary",
+                          "@" + bodies[workload], "-H", "content-type: application/grpc", "-H", "te: trailers",
+                          "-H", f"authorization: Bearer {ADMIN_KEY}",
+                          f"http://127.0.0.1:{grpc_port}/google.firestore.v1.Firestore/{GRPC_METHOD[workload]}"],
+                         capture_output=True, text=True, timeout=30).stdout
+    status = next((l.split(":", 1)[1].strip() for l in out.splitlines() if l.lower().startswith("grpc-status:")), None)
+    if status != "0":
+        raise SystemExit(f"gRPC {workload}: grpc-status {status}, answer:\n{out}")
+
+
+def h2load(workload, ports, args, pid, bodies):
+    grpc_status(ports[1], workload, bodies)
+    before = cpu_seconds(pid)
+    out = subprocess.run(["h2load", "-t1", f"-c{args.callers}", "-m1", "-D", str(args.duration), "-d", bodies[workload],
+                          "-H", "content-type: application/grpc", "-H", "te: trailers",
+                          "-H", f"authorization: Bearer {ADMIN_KEY}",
+                          f"http://127.0.0.1:{ports[1]}/google.firestore.v1.Firestore/{GRPC_METHOD[workload]}"],
+                         capture_output=True, text=True, timeout=args.duration + 60).stdout
+    server_cpu = cpu_seconds(pid) - before
+    done = next(l for l in out.splitlines() if l.startswith("requests:"))
+    succeeded = int(done.split(" succeeded")[0].rsplit(",", 1)[1])
+    failed = int(done.split(" failed")[0].rsplit(",", 1)[1])
+    if failed or not succeeded:
+        raise SystemExit(f"h2load {workload}: {out}")
+    mean_ms = next(l for l in out.splitlines() if l.startswith("time for request:")).split()[5]
+    mean = float(mean_ms[:-2]) / 1000 if mean_ms.endswith("us") else float(mean_ms[:-2]) if mean_ms.endswith("ms") else float(mean_ms[:-1]) * 1000
+    return {"face": "grpc", "workload": workload, "rps": succeeded / args.duration, "p50_ms": mean, "p99_ms": -1,
+            "server_us": server_cpu / succeeded * 1e6, "driver_us": -1, "requests": succeeded}
+
+
+def wrk_fixed(workload, ports, args, pid, bodies):
+    method, path, body = (("POST", "/v1/commit", bodies["http-commit"]) if workload == "commit"
+                          else ("GET", f"/v1/docs/bench/{FIXED_ID}", ""))
+    env = dict(os.environ, BENCH_METHOD=method, BENCH_PATH=path, BENCH_BODY=body, BENCH_AUTH=f"Bearer {ADMIN_KEY}")
+    before = cpu_seconds(pid)
+    out = subprocess.run(["wrk", "-t1", f"-c{args.callers}", f"-d{args.duration}s", "-s", FIXED_LUA,
+                          f"http://127.0.0.1:{ports[0]}"], env=env, capture_output=True, text=True, timeout=args.duration + 60).stdout
+    server_cpu = cpu_seconds(pid) - before
+    line = next(l for l in out.splitlines() if l.startswith("RESULT"))
+    r = {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+    if r["non2xx"]:
+        raise SystemExit(f"wrk {workload}: {r['non2xx']:.0f} answers were not 2xx")
+    return {"face": "http", "workload": workload, "rps": r["rps"], "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"],
+            "server_us": server_cpu / (r["rps"] * args.duration) * 1e6, "driver_us": -1}
+
+
 def wrk_get(ports, args, pid):
     env = dict(os.environ, BENCH_MODE="get", BENCH_PATH="/v1/docs/bench/b", BENCH_AUTH=f"Bearer {ADMIN_KEY}", BENCH_N=str(N_DOCS))
     before = cpu_seconds(pid)
@@ -89,9 +189,9 @@ def wrk_get(ports, args, pid):
     return {"face": "http (wrk)", "workload": "get", "rps": r["rps"], "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "server_us": server_cpu / (r["rps"] * args.duration) * 1e6, "driver_us": -1}
 
 
-def fan_out(binary, face, args):
+def fan_out(binary, face, args, wire=False):
     tmp = tempfile.mkdtemp(prefix="hearth-grpc-bench-")
-    proc, http_port, grpc_port = start_hearth(binary, tmp, preload=False)
+    proc, http_port, grpc_port = start_hearth(binary, tmp, preload=False, wire=wire)
     try:
         kind, port = ("grpc", f"{http_port}:{grpc_port}") if face == "grpc" else ("hearth", str(http_port))
         before = cpu_seconds(proc.pid)
@@ -117,6 +217,10 @@ def main():
     ap.add_argument("--listeners", type=int, default=1000)
     ap.add_argument("--no-requests", action="store_true", help="only the fan-out")
     ap.add_argument("--skip-build", action="store_true", help="run the release binaries as they are")
+    ap.add_argument("--drivers", choices=["c", "swift"], default="c",
+                    help="c: h2load (gRPC) and wrk (HTTP) repeating one request; swift: bench/GRPCBench on both faces")
+    ap.add_argument("--wire", action="append", default=[], metavar="NAME",
+                    help="serve this build's gRPC port with Hearth's own transport (HEARTH_GRPC_WIRE=1)")
     ap.add_argument("--hearth", action="append", default=[], metavar="NAME=PATH",
                     help="a server build to measure (repeatable); default: this tree's release build")
     args = ap.parse_args()
@@ -125,6 +229,8 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))  # inherited by the server and the drivers
     if not args.skip_build:
         build()
+    if args.drivers == "c" and (shutil.which("h2load") is None or shutil.which("wrk") is None):
+        raise SystemExit("--drivers c needs h2load and wrk: apt-get install -y nghttp2-client wrk")
     print(f"release build, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores", flush=True)
 
     rows = []
@@ -134,14 +240,22 @@ def main():
         try:
             for name, binary in builds:
                 tmps.append(tempfile.mkdtemp(prefix="hearth-grpc-bench-"))
-                servers.append((name, *start_hearth(binary, tmps[-1])))
+                servers.append((name, *start_hearth(binary, tmps[-1], wire=name in args.wire)))
+            bodies = grpc_bodies(tmps[0])
             for round in range(args.rounds):
                 for name, proc, http_port, grpc_port in servers:
                     for workload in ["commit", "get"]:
                         # Alternate which face goes first, so that neither always runs on the fuller database.
                         faces = ["grpc", "http"] if round % 2 == 0 else ["http", "grpc"]
                         for face in faces:
-                            r = dict(load(face, workload, (http_port, grpc_port), args, proc.pid), build=name)
+                            ports = (http_port, grpc_port)
+                            if args.drivers == "swift":
+                                r = load(face, workload, ports, args, proc.pid)
+                            elif face == "grpc":
+                                r = h2load(workload, ports, args, proc.pid, bodies)
+                            else:
+                                r = wrk_fixed(workload, ports, args, proc.pid, bodies)
+                            r = dict(r, build=name)
                             rows.append(r)
                             print(json.dumps(r), flush=True)
                             time.sleep(1)  # the server's checkpoints stay out of the next run
@@ -158,7 +272,7 @@ def main():
     if args.listen:
         for name, binary in builds:
             for face in ["websocket", "grpc"]:
-                r = dict(fan_out(binary, face, args), build=name)
+                r = dict(fan_out(binary, face, args, wire=name in args.wire), build=name)
                 fans.append(r)
                 print(json.dumps(r), flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
