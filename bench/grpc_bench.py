@@ -3,12 +3,13 @@
 
 Requests: `Commit` of one write and `BatchGetDocuments` of one document over gRPC, against `POST /v1/commit` of
 one write and `GET /v1/docs/bench/{id}` over HTTP, each with CALLERS concurrent callers (16) on as many
-connections, for DURATION seconds a run. Both faces are driven by one Swift program, bench/GRPCBench
-(grpc-swift 2 for gRPC, HearthTesting's HTTP/1.1 client for HTTP), so that both sides pay the same kind of
-driver; the faces alternate within each round, and the table shows medians over the rounds: requests/s,
-p50/p99 latency, the server's CPU time per request (from /proc/PID/stat: it tells the server's own cost even
-when the driver, on the same two cores, bounds requests/s) and the driver's CPU per request. `--wrk` adds `wrk`
-on the HTTP get, the C driver, as a check of what the Swift driver leaves out.
+connections, for DURATION seconds a run. By default (`--drivers c`) both faces are driven by C programs,
+`h2load` for gRPC and `wrk` for HTTP, each repeating one request (the same document written, or read, on both
+faces), so that the driver's own CPU, a few µs a call, does not bound what is measured; `--drivers swift`
+drives both with bench/GRPCBench (grpc-swift 2's client and HearthTesting's HTTP/1.1 client, about 400 µs of
+CPU a gRPC call). The faces alternate within each round, and the table shows medians over the rounds:
+requests/s, latency (p50 and p99; h2load reports only the mean, shown as p50), and the server's CPU time per
+request (from /proc/PID/stat). `--wrk` adds `wrk` on a random HTTP get as before.
 
 Listen fan-out (`--listen`): for each face, a fresh server and LISTENERS listeners (1,000) of one query over a
 shared collection of 10 documents (WebSocket `/v1/listen`, or gRPC `Listen` streams on connections of their
@@ -18,8 +19,8 @@ own), a writer at 100 writes/s for 10 s over HTTP; write-to-delivery latency ove
 `--hearth NAME=PATH` (repeatable) runs the same rounds on several builds of the server side by side, one server
 each (an older build copied aside against the new one, say); without it, the release build of this tree.
 
-    python3 bench/grpc_bench.py [--duration 10] [--rounds 3] [--callers 16] [--wrk] [--listen] [--listeners 1000]
-                                [--no-requests] [--skip-build] [--hearth NAME=PATH ...]
+    python3 bench/grpc_bench.py [--duration 10] [--rounds 3] [--callers 16] [--drivers c|swift] [--wrk] [--listen]
+                                [--listeners 1000] [--no-requests] [--skip-build] [--hearth NAME=PATH ...]
 """
 import argparse, json, os, resource, statistics, subprocess, sys, tempfile, shutil, time
 
@@ -40,9 +41,9 @@ def build():
     subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True)
 
 
-def start_hearth(binary, tmp, preload=True, wire=False):
+def start_hearth(binary, tmp, preload=True):
     http_port, grpc_port = free_port(), free_port()
-    env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY, HEARTH_GRPC_WIRE="1" if wire else "0")
+    env = dict(os.environ, HEARTH_ADMIN_KEY=ADMIN_KEY)
     proc = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, "hearth"), "--port", str(http_port),
                              "--grpc-port", str(grpc_port), "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL)
     wait_up(f"http://127.0.0.1:{http_port}/healthz")
@@ -189,9 +190,9 @@ def wrk_get(ports, args, pid):
     return {"face": "http (wrk)", "workload": "get", "rps": r["rps"], "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "server_us": server_cpu / (r["rps"] * args.duration) * 1e6, "driver_us": -1}
 
 
-def fan_out(binary, face, args, wire=False):
+def fan_out(binary, face, args):
     tmp = tempfile.mkdtemp(prefix="hearth-grpc-bench-")
-    proc, http_port, grpc_port = start_hearth(binary, tmp, preload=False, wire=wire)
+    proc, http_port, grpc_port = start_hearth(binary, tmp, preload=False)
     try:
         kind, port = ("grpc", f"{http_port}:{grpc_port}") if face == "grpc" else ("hearth", str(http_port))
         before = cpu_seconds(proc.pid)
@@ -219,8 +220,6 @@ def main():
     ap.add_argument("--skip-build", action="store_true", help="run the release binaries as they are")
     ap.add_argument("--drivers", choices=["c", "swift"], default="c",
                     help="c: h2load (gRPC) and wrk (HTTP) repeating one request; swift: bench/GRPCBench on both faces")
-    ap.add_argument("--wire", action="append", default=[], metavar="NAME",
-                    help="serve this build's gRPC port with Hearth's own transport (HEARTH_GRPC_WIRE=1)")
     ap.add_argument("--hearth", action="append", default=[], metavar="NAME=PATH",
                     help="a server build to measure (repeatable); default: this tree's release build")
     args = ap.parse_args()
@@ -240,7 +239,7 @@ def main():
         try:
             for name, binary in builds:
                 tmps.append(tempfile.mkdtemp(prefix="hearth-grpc-bench-"))
-                servers.append((name, *start_hearth(binary, tmps[-1], wire=name in args.wire)))
+                servers.append((name, *start_hearth(binary, tmps[-1])))
             bodies = grpc_bodies(tmps[0])
             for round in range(args.rounds):
                 for name, proc, http_port, grpc_port in servers:
@@ -272,7 +271,7 @@ def main():
     if args.listen:
         for name, binary in builds:
             for face in ["websocket", "grpc"]:
-                r = dict(fan_out(binary, face, args, wire=name in args.wire), build=name)
+                r = dict(fan_out(binary, face, args), build=name)
                 fans.append(r)
                 print(json.dumps(r), flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
