@@ -234,6 +234,7 @@ let package = Package(
             "HearthCore", "HearthEngine", "HearthServer", "HearthFirestore", "HearthFirestoreProtos", "HearthTesting",
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthEngineTests", dependencies: [
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthImages", "HearthTesting",
