@@ -6,8 +6,8 @@ import Logging
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
-import NIOPosix
 import SwiftProtobuf
+import Synchronization
 
 /// gRPC over one HTTP/2 connection, in the connection's pipeline after `NIOHTTP2Handler`: it keeps each
 /// stream's state in a dictionary (no channel per stream) and gathers the length-prefixed request messages.
@@ -35,8 +35,9 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         let requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation
         let cancellation: ServerContext.RPCCancellationHandle
         var task: Task<Void, Never>?
-        /// Response messages written but not yet on the socket; past `maxUnwritten` a write waits for them.
-        var unwritten = 0
+        /// Response messages written but not yet on the socket (counted by the writer, on its own thread); past
+        /// `maxUnwritten` a write waits for its message to reach the socket.
+        let unwritten = Atomic<Int>(0)
 
         init(requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation,
              cancellation: ServerContext.RPCCancellationHandle) {
@@ -221,7 +222,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         continuation.yield(.metadata(metadata))
         let routed = Routed(requests: continuation, cancellation: ServerContext.RPCCancellationHandle())
         calls[id] = Call(method: nil, routed: routed, authorization: nil)
-        let outbound = WireOutbound(handler: NIOLoopBound(self, eventLoop: context.eventLoop), stream: id)
+        let outbound = WireOutbound(handler: NIOLoopBound(self, eventLoop: context.eventLoop), stream: id, routed: routed)
         let serverContext = ServerContext(descriptor: descriptor, remotePeer: peer,
                                           localPeer: Self.peer(context.channel.localAddress), cancellation: routed.cancellation)
         let stream = RPCStream(descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: requests),
@@ -352,16 +353,28 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         }
     }
 
-    /// The writer of a routed call's response parts: each goes to the connection's loop; a message waits there
-    /// while `maxUnwritten` of the call's messages are not yet on the socket (a listener that does not read).
+    /// The writer of a routed call's response parts: each goes to the connection's loop in order, without waiting
+    /// for it, unless `maxUnwritten` of the call's messages are not yet on the socket (a listener that does not
+    /// read): then the write waits until its message is.
     struct WireOutbound: ClosableRPCWriterProtocol {
         typealias Element = RPCResponsePart<[UInt8]>
         let handler: NIOLoopBound<FirestoreWireHandler>
         let stream: HTTP2StreamID
+        let routed: Routed
 
         func write(_ part: RPCResponsePart<[UInt8]>) async throws {
             let (handler, stream) = (handler, stream)
-            try await handler.eventLoop.flatSubmit { handler.value.write(stream, part) }.get()
+            guard case .message = part else {
+                return handler.eventLoop.execute { handler.value.write(stream, part, routed: nil) }
+            }
+            let routed = routed
+            if routed.unwritten.add(1, ordering: .relaxed).oldValue < FirestoreWireHandler.maxUnwritten {
+                handler.eventLoop.execute { handler.value.write(stream, part, routed: routed) }
+            } else {
+                let written = handler.eventLoop.makePromise(of: Void.self)
+                handler.eventLoop.execute { handler.value.write(stream, part, routed: routed, written: written) }
+                try await written.futureResult.get()
+            }
         }
 
         func write(contentsOf parts: some Sequence<RPCResponsePart<[UInt8]>>) async throws {
@@ -378,32 +391,34 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         }
     }
 
-    private func write(_ id: HTTP2StreamID, _ part: RPCResponsePart<[UInt8]>) -> EventLoopFuture<Void> {
-        guard let context else { return Self.cancelledFuture(on: nil) }
-        guard var call = calls[id], let routed = call.routed else { return Self.cancelledFuture(on: context.eventLoop) }
+    /// Writes a routed call's part; `routed` counts a message until it is on the socket, `written` learns when it is.
+    private func write(_ id: HTTP2StreamID, _ part: RPCResponsePart<[UInt8]>, routed counter: Routed?,
+                       written: EventLoopPromise<Void>? = nil) {
+        guard let context, var call = calls[id], call.routed != nil else {
+            counter?.unwritten.subtract(1, ordering: .relaxed)
+            written?.fail(RPCError(code: .cancelled, message: "The call has ended"))
+            return
+        }
         switch part {
         case .metadata(let metadata):
-            guard !call.headersSent else { return context.eventLoop.makeSucceededVoidFuture() }
+            guard !call.headersSent else { return }
             call.headersSent = true
             calls[id] = call
             var headers = Self.responseHeaders
             Self.add(metadata, to: &headers)
             write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers))))
             endWrite()
-            return context.eventLoop.makeSucceededVoidFuture()
         case .message(let bytes):
             sendHeaders(id)
             var buffer = context.channel.allocator.buffer(capacity: 5 + bytes.count)
             buffer.writeInteger(UInt8(0))
             buffer.writeInteger(UInt32(bytes.count))
             buffer.writeBytes(bytes)
-            let promise = context.eventLoop.makePromise(of: Void.self)
-            routed.unwritten += 1
-            promise.futureResult.whenComplete { _ in routed.unwritten -= 1 }
+            let promise = written ?? context.eventLoop.makePromise(of: Void.self)
+            if let counter { promise.futureResult.whenComplete { _ in counter.unwritten.subtract(1, ordering: .relaxed) } }
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer))))), promise: promise)
             unflushed = true
-            endWrite()
-            return routed.unwritten > Self.maxUnwritten ? promise.futureResult : context.eventLoop.makeSucceededVoidFuture()
+            scheduleFlush()
         case .status(let status, let metadata):
             calls[id] = nil
             var trailers = call.headersSent ? HPACKHeaders() : Self.responseHeaders
@@ -412,13 +427,19 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             Self.add(metadata, to: &trailers)
             write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))))
             endWrite()
-            return context.eventLoop.makeSucceededVoidFuture()
         }
     }
 
-    private static func cancelledFuture(on loop: (any EventLoop)?) -> EventLoopFuture<Void> {
-        let error = RPCError(code: .cancelled, message: "The call has ended")
-        return (loop ?? MultiThreadedEventLoopGroup.singleton.any()).makeFailedFuture(error)
+    /// Flushes once after the messages a task hands over in one go: the flush runs after the loop's queued work.
+    private var flushScheduled = false
+    private func scheduleFlush() {
+        guard !reading, !flushScheduled, let context else { return }
+        flushScheduled = true
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            handler.value.flushScheduled = false
+            handler.value.endWrite()
+        }
     }
 
     private static func add(_ metadata: Metadata, to headers: inout HPACKHeaders) {
