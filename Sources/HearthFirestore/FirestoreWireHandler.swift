@@ -19,7 +19,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
-    /// The RPCs this transport answers, by `:path`.
+    /// The RPCs answered on the event loop, by `:path`; the rest go to the router.
     enum Method: Sendable {
         case commit, batchGet
 
