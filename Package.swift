@@ -109,10 +109,16 @@ let package = Package(
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
-            .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCertificateReloading", package: "swift-nio-extras"),
+            .product(name: "NIOExtras", package: "swift-nio-extras"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ], swiftSettings: swiftSettings),
         // Writing function handlers: knows the webhook's wire format, not the server. Built on HearthClient, so a
         // handler writes and reads values with the client's `FieldValue` and coders, and calls with the event's token.
@@ -229,6 +235,7 @@ let package = Package(
             "HearthCore", "HearthEngine", "HearthServer", "HearthFirestore", "HearthFirestoreProtos", "HearthTesting",
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthEngineTests", dependencies: [
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthImages", "HearthTesting",

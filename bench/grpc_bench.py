@@ -3,12 +3,13 @@
 
 Requests: `Commit` of one write and `BatchGetDocuments` of one document over gRPC, against `POST /v1/commit` of
 one write and `GET /v1/docs/bench/{id}` over HTTP, each with CALLERS concurrent callers (16) on as many
-connections, for DURATION seconds a run. Both faces are driven by one Swift program, bench/GRPCBench
-(grpc-swift 2 for gRPC, HearthTesting's HTTP/1.1 client for HTTP), so that both sides pay the same kind of
-driver; the faces alternate within each round, and the table shows medians over the rounds: requests/s,
-p50/p99 latency, the server's CPU time per request (from /proc/PID/stat: it tells the server's own cost even
-when the driver, on the same two cores, bounds requests/s) and the driver's CPU per request. `--wrk` adds `wrk`
-on the HTTP get, the C driver, as a check of what the Swift driver leaves out.
+connections, for DURATION seconds a run. By default (`--drivers c`) both faces are driven by C programs,
+`h2load` for gRPC and `wrk` for HTTP, each repeating one request (the same document written, or read, on both
+faces), so that the driver's own CPU, a few µs a call, does not bound what is measured; `--drivers swift`
+drives both with bench/GRPCBench (grpc-swift 2's client and HearthTesting's HTTP/1.1 client, about 400 µs of
+CPU a gRPC call). The faces alternate within each round, and the table shows medians over the rounds:
+requests/s, latency (p50 and p99; h2load reports only the mean, shown as p50), and the server's CPU time per
+request (from /proc/PID/stat). `--wrk` adds `wrk` on a random HTTP get as before.
 
 Listen fan-out (`--listen`): for each face, a fresh server and LISTENERS listeners (1,000) of one query over a
 shared collection of 10 documents (WebSocket `/v1/listen`, or gRPC `Listen` streams on connections of their
@@ -18,14 +19,15 @@ own), a writer at 100 writes/s for 10 s over HTTP; write-to-delivery latency ove
 `--hearth NAME=PATH` (repeatable) runs the same rounds on several builds of the server side by side, one server
 each (an older build copied aside against the new one, say); without it, the release build of this tree.
 
-    python3 bench/grpc_bench.py [--duration 10] [--rounds 3] [--callers 16] [--wrk] [--listen] [--listeners 1000]
-                                [--no-requests] [--skip-build] [--hearth NAME=PATH ...]
+    python3 bench/grpc_bench.py [--duration 10] [--rounds 3] [--callers 16] [--drivers c|swift] [--wrk] [--listen]
+                                [--listeners 1000] [--no-requests] [--skip-build] [--hearth NAME=PATH ...]
 """
 import argparse, json, os, resource, statistics, subprocess, sys, tempfile, shutil, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from docs_bench import LUA, N_DOCS, ROOT, doc_body, free_port, http, stop, wait_up  # noqa: E402
 
+FIXED_LUA = os.path.join(ROOT, "bench", "lua", "fixed.lua")
 ADMIN_KEY = "hak_bench_" + os.urandom(16).hex()  # fresh per run, so no other server accepts it
 
 
@@ -76,6 +78,105 @@ def load(face, workload, ports, args, pid):
     return r
 
 
+# The C drivers (`--drivers c`): h2load for gRPC, wrk for HTTP, each repeating one request, so that the
+# driver's own CPU (a few µs a call) does not bound what the server answers. The same document is written (or
+# read) on both faces.
+FIXED_ID = "b00000000000001"
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number, payload):
+    """A length-delimited protobuf field (strings, bytes and messages)."""
+    if isinstance(payload, str):
+        payload = payload.encode()
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _varint_field(number, value):
+    return _varint(number << 3) + _varint(value)
+
+
+def grpc_bodies(tmp):
+    """Request files for h2load: the 5-byte gRPC prefix and a serialized `CommitRequest` (one `update` of the
+    fixed document, docs_bench's ~300-byte shape) and `BatchGetDocumentsRequest` (the fixed document)."""
+    database = "projects/bench/databases/(default)"
+    name = f"{database}/documents/bench/{FIXED_ID}"
+    doc = doc_body(1)
+    fields = b"".join(_field(2, _field(1, key) + _field(2, value)) for key, value in [
+        ("title", _field(17, doc["title"])), ("count", _varint_field(2, doc["count"])),
+        ("published", _varint_field(1, int(doc["published"]))), ("body", _field(17, doc["body"]))])
+    commit = _field(1, database) + _field(2, _field(1, _field(1, name) + fields))
+    get = _field(1, database) + _field(2, name)
+    paths = {}
+    for workload, message in [("commit", commit), ("get", get)]:
+        paths[workload] = os.path.join(tmp, f"grpc-{workload}.bin")
+        with open(paths[workload], "wb") as f:
+            f.write(b"\0" + len(message).to_bytes(4, "big") + message)
+    with open(os.path.join(tmp, "http-commit.json"), "w") as f:
+        json.dump({"writes": [{"set": f"bench/{FIXED_ID}", "data": doc}]}, f)
+    paths["http-commit"] = os.path.join(tmp, "http-commit.json")
+    return paths
+
+
+GRPC_METHOD = {"commit": "Commit", "get": "BatchGetDocuments"}
+
+
+def grpc_status(grpc_port, workload, bodies):
+    """One call with curl, for its grpc-status (h2load counts only HTTP statuses, and gRPC fails with 200)."""
+    out = subprocess.run(["curl", "-s", "--http2-prior-knowledge", "-o", "/dev/null", "-D", "-", "--data-binary",
+                          "@" + bodies[workload], "-H", "content-type: application/grpc", "-H", "te: trailers",
+                          "-H", f"authorization: Bearer {ADMIN_KEY}",
+                          f"http://127.0.0.1:{grpc_port}/google.firestore.v1.Firestore/{GRPC_METHOD[workload]}"],
+                         capture_output=True, text=True, timeout=30).stdout
+    status = next((l.split(":", 1)[1].strip() for l in out.splitlines() if l.lower().startswith("grpc-status:")), None)
+    if status != "0":
+        raise SystemExit(f"gRPC {workload}: grpc-status {status}, answer:\n{out}")
+
+
+def h2load(workload, ports, args, pid, bodies):
+    grpc_status(ports[1], workload, bodies)
+    before = cpu_seconds(pid)
+    out = subprocess.run(["h2load", "-t1", f"-c{args.callers}", "-m1", "-D", str(args.duration), "-d", bodies[workload],
+                          "-H", "content-type: application/grpc", "-H", "te: trailers",
+                          "-H", f"authorization: Bearer {ADMIN_KEY}",
+                          f"http://127.0.0.1:{ports[1]}/google.firestore.v1.Firestore/{GRPC_METHOD[workload]}"],
+                         capture_output=True, text=True, timeout=args.duration + 60).stdout
+    server_cpu = cpu_seconds(pid) - before
+    done = next(l for l in out.splitlines() if l.startswith("requests:"))
+    succeeded = int(done.split(" succeeded")[0].rsplit(",", 1)[1])
+    failed = int(done.split(" failed")[0].rsplit(",", 1)[1])
+    if failed or not succeeded:
+        raise SystemExit(f"h2load {workload}: {out}")
+    mean_ms = next(l for l in out.splitlines() if l.startswith("time for request:")).split()[5]
+    mean = float(mean_ms[:-2]) / 1000 if mean_ms.endswith("us") else float(mean_ms[:-2]) if mean_ms.endswith("ms") else float(mean_ms[:-1]) * 1000
+    return {"face": "grpc", "workload": workload, "rps": succeeded / args.duration, "p50_ms": mean, "p99_ms": -1,
+            "server_us": server_cpu / succeeded * 1e6, "driver_us": -1, "requests": succeeded}
+
+
+def wrk_fixed(workload, ports, args, pid, bodies):
+    method, path, body = (("POST", "/v1/commit", bodies["http-commit"]) if workload == "commit"
+                          else ("GET", f"/v1/docs/bench/{FIXED_ID}", ""))
+    env = dict(os.environ, BENCH_METHOD=method, BENCH_PATH=path, BENCH_BODY=body, BENCH_AUTH=f"Bearer {ADMIN_KEY}")
+    before = cpu_seconds(pid)
+    out = subprocess.run(["wrk", "-t1", f"-c{args.callers}", f"-d{args.duration}s", "-s", FIXED_LUA,
+                          f"http://127.0.0.1:{ports[0]}"], env=env, capture_output=True, text=True, timeout=args.duration + 60).stdout
+    server_cpu = cpu_seconds(pid) - before
+    line = next(l for l in out.splitlines() if l.startswith("RESULT"))
+    r = {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+    if r["non2xx"]:
+        raise SystemExit(f"wrk {workload}: {r['non2xx']:.0f} answers were not 2xx")
+    return {"face": "http", "workload": workload, "rps": r["rps"], "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"],
+            "server_us": server_cpu / (r["rps"] * args.duration) * 1e6, "driver_us": -1}
+
+
 def wrk_get(ports, args, pid):
     env = dict(os.environ, BENCH_MODE="get", BENCH_PATH="/v1/docs/bench/b", BENCH_AUTH=f"Bearer {ADMIN_KEY}", BENCH_N=str(N_DOCS))
     before = cpu_seconds(pid)
@@ -117,6 +218,8 @@ def main():
     ap.add_argument("--listeners", type=int, default=1000)
     ap.add_argument("--no-requests", action="store_true", help="only the fan-out")
     ap.add_argument("--skip-build", action="store_true", help="run the release binaries as they are")
+    ap.add_argument("--drivers", choices=["c", "swift"], default="c",
+                    help="c: h2load (gRPC) and wrk (HTTP) repeating one request; swift: bench/GRPCBench on both faces")
     ap.add_argument("--hearth", action="append", default=[], metavar="NAME=PATH",
                     help="a server build to measure (repeatable); default: this tree's release build")
     args = ap.parse_args()
@@ -125,6 +228,8 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))  # inherited by the server and the drivers
     if not args.skip_build:
         build()
+    if args.drivers == "c" and (shutil.which("h2load") is None or shutil.which("wrk") is None):
+        raise SystemExit("--drivers c needs h2load and wrk: apt-get install -y nghttp2-client wrk")
     print(f"release build, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores", flush=True)
 
     rows = []
@@ -135,13 +240,21 @@ def main():
             for name, binary in builds:
                 tmps.append(tempfile.mkdtemp(prefix="hearth-grpc-bench-"))
                 servers.append((name, *start_hearth(binary, tmps[-1])))
+            bodies = grpc_bodies(tmps[0])
             for round in range(args.rounds):
                 for name, proc, http_port, grpc_port in servers:
                     for workload in ["commit", "get"]:
                         # Alternate which face goes first, so that neither always runs on the fuller database.
                         faces = ["grpc", "http"] if round % 2 == 0 else ["http", "grpc"]
                         for face in faces:
-                            r = dict(load(face, workload, (http_port, grpc_port), args, proc.pid), build=name)
+                            ports = (http_port, grpc_port)
+                            if args.drivers == "swift":
+                                r = load(face, workload, ports, args, proc.pid)
+                            elif face == "grpc":
+                                r = h2load(workload, ports, args, proc.pid, bodies)
+                            else:
+                                r = wrk_fixed(workload, ports, args, proc.pid, bodies)
+                            r = dict(r, build=name)
                             rows.append(r)
                             print(json.dumps(r), flush=True)
                             time.sleep(1)  # the server's checkpoints stay out of the next run

@@ -1,5 +1,4 @@
 import GRPCCore
-import GRPCNIOTransportHTTP2
 import HearthCore
 import HearthEngine
 import HearthFirestoreProtos
@@ -15,6 +14,7 @@ public struct FirestoreServer: Service {
     let host: String
     let port: Int
     let service: FirestoreService
+    let logger: Logger
     /// The certificate to serve TLS with, reloaded with the HTTP port's; nil for plaintext.
     let tls: (any CertificateReloader)?
     let onListening: @Sendable (Int) async -> Void
@@ -29,34 +29,12 @@ public struct FirestoreServer: Service {
                                         logger: logger)
         self.onListening = onListening
         self.tls = tls
+        self.logger = logger
     }
 
     public func run() async throws {
-        var config = HTTP2ServerTransport.Posix.Config.defaults
-        // Firestore accepts requests up to 10 MiB; a larger one fails in the transport as RESOURCE_EXHAUSTED.
-        config.rpc.maxRequestPayloadSize = Limits.maxRequestBody
-        let transport = HTTP2ServerTransport.Posix(address: Self.address(host: host, port: port),
-                                                   transportSecurity: try tls.map { try .tls(certificateReloader: $0) } ?? .plaintext,
-                                                   config: config)
-        let server = GRPCServer(transport: transport, services: [service])
-        try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { try await server.serve() }
-                let address = try await transport.listeningAddress
-                if let bound = address.ipv4?.port ?? address.ipv6?.port { await onListening(bound) }
-            }
-        } onGracefulShutdown: {
-            server.beginGracefulShutdown()
-        }
-    }
-
-    static func address(host: String, port: Int) -> GRPCNIOTransportCore.SocketAddress {
-        switch host {
-        case "localhost": return .ipv4(host: "127.0.0.1", port: port)
-        case "", "*": return .ipv4(host: "0.0.0.0", port: port)
-        default:
-            let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-            return bare.contains(":") ? .ipv6(host: bare, port: port) : .ipv4(host: bare, port: port)
-        }
+        let server = GRPCServer(transport: FirestoreWireServer(host: host, port: port, service: service, tls: tls, logger: logger,
+                                                               onListening: onListening), services: [service])
+        try await withGracefulShutdownHandler { try await server.serve() } onGracefulShutdown: { server.beginGracefulShutdown() }
     }
 }

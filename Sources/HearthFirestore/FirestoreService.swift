@@ -5,6 +5,7 @@ import HearthEngine
 import HearthFirestoreProtos
 import Logging
 import SwiftProtobuf
+import Synchronization
 
 /// `google.firestore.v1.Firestore` over the engine: every RPC builds `DatabaseOperation`s and hands them to
 /// `Database.perform`, as the HTTP API does, so documents, rules and transactions are the same on both faces.
@@ -61,18 +62,11 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
         .invalidArgument("read_time (reading at a past time) is not served by Hearth; read without it or in a transaction")
     }
 
-    /// The transaction a read runs in: the one named, one begun for it (`new_transaction`), or none.
+    /// `readTransaction(_:_:peer:completion:)` for the RPCs that run in tasks.
     func readTransaction(_ consistency: ReadConsistency, _ caller: FirestoreCaller,
                          peer: String) async throws -> (id: String?, begun: Bool) {
-        switch consistency {
-        case .current: return (nil, false)
-        case .readTime: throw Self.refuseReadTime()
-        case .transaction(let bytes): return (try Self.transactionID(bytes), false)
-        case .newTransaction:
-            guard case .transaction(let id) = try await perform(.beginTransaction(address: peer), caller) else {
-                preconditionFailure("beginning a transaction comes to its id")
-            }
-            return (id, true)
+        try await withCheckedThrowingContinuation { continuation in
+            readTransaction(consistency, caller, peer: peer) { continuation.resume(with: $0) }
         }
     }
 
@@ -103,33 +97,11 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
                            context: ServerContext) async throws -> StreamingServerResponse<Google_Firestore_V1_BatchGetDocumentsResponse> {
         let message = request.message
         return try streaming(request.metadata) { caller, writer in
-            let db = try FirestoreDatabase(name: message.database)
-            let paths = try message.documents.map(db.documentPath)
-            let mask = try message.hasMask ? FirestoreDatabase.mask(message.mask) : nil
-            let (transaction, begun) = try await readTransaction(ReadConsistency(message.consistencySelector), caller,
-                                                                 peer: context.remotePeer)
-            var first = true
-            for (path, name) in zip(paths, message.documents) {
-                guard case .document(let stored) = try await perform(.get(path, transaction: transaction), caller) else {
-                    preconditionFailure("a get comes to a document")
-                }
-                var response = Google_Firestore_V1_BatchGetDocumentsResponse()
-                response.readTime = FirestoreDatabase.proto(Timestamp.now())
-                if let stored {
-                    response.found = try db.proto(stored, mask: mask)
-                } else {
-                    response.missing = name
-                }
-                if first, begun, let transaction { response.transaction = Self.transactionBytes(transaction) }
-                first = false
-                try await writer.write(response)
+            let responses = ResponseList<Google_Firestore_V1_BatchGetDocumentsResponse>()
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                batchGet(message, caller, peer: context.remotePeer, send: responses.append) { continuation.resume(with: $0) }
             }
-            if first, begun, let transaction {
-                var response = Google_Firestore_V1_BatchGetDocumentsResponse()
-                response.transaction = Self.transactionBytes(transaction)
-                response.readTime = FirestoreDatabase.proto(Timestamp.now())
-                try await writer.write(response)
-            }
+            try await writer.write(contentsOf: responses.taken())
         }
     }
 
@@ -277,15 +249,9 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
     func commit(request: ServerRequest<Google_Firestore_V1_CommitRequest>,
                 context: ServerContext) async throws -> ServerResponse<Google_Firestore_V1_CommitResponse> {
         try await unary(request.metadata) { caller in
-            let message = request.message
-            let db = try FirestoreDatabase(name: message.database)
-            try Self.checkWriteCount(message.writes.count)
-            let writes = try message.writes.enumerated().map { k, w in try db.write(w, at: "writes[\(k)]") }
-            let transaction = message.transaction.isEmpty ? nil : try Self.transactionID(message.transaction)
-            let result = try await commit(writes, transaction: transaction, caller)
-            var response = Google_Firestore_V1_CommitResponse()
-            (response.writeResults, response.commitTime) = db.proto(result)
-            return response
+            try await withCheckedThrowingContinuation { continuation in
+                commit(request.message, caller) { continuation.resume(with: $0) }
+            }
         }
     }
 
@@ -453,6 +419,13 @@ struct FirestoreService: Google_Firestore_V1_Firestore.ServiceProtocol {
                          context: ServerContext) async throws -> StreamingServerResponse<Google_Firestore_V1_ExecutePipelineResponse> {
         throw FirestoreStatus.unimplemented("ExecutePipeline (pipelines)")
     }
+}
+
+/// Responses a completion-based RPC sends, gathered for a task to write.
+final class ResponseList<Response: Sendable>: Sendable {
+    private let list = Mutex<[Response]>([])
+    func append(_ response: Response) { list.withLock { $0.append(response) } }
+    func taken() -> [Response] { list.withLock { $0 } }
 }
 
 /// How a read chooses what it sees: the current state, a transaction's, one begun for it, or a past time. Each

@@ -1,0 +1,544 @@
+import Foundation
+import GRPCCore
+import HearthCore
+import HearthFirestoreProtos
+import Logging
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import SwiftProtobuf
+import Synchronization
+
+/// gRPC over one HTTP/2 connection, in the connection's pipeline after `NIOHTTP2Handler`: it keeps each
+/// stream's state in a dictionary (no channel per stream) and gathers the length-prefixed request messages.
+/// Commit and BatchGetDocuments are called on the event loop and answered there (a completion that comes on
+/// another thread, a commit's from the writer, hops back to the loop); every other call is handed to
+/// `GRPCServer`'s router as a stream, run in a task, whose writes come to the loop and wait while the peer
+/// does not read (`WireOutbound`).
+final class FirestoreWireHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    /// The RPCs answered on the event loop, by `:path`; the rest go to the router.
+    enum Method: Sendable {
+        case commit, batchGet
+
+        static let byPath: [String: Method] = [
+            "/google.firestore.v1.Firestore/Commit": .commit,
+            "/google.firestore.v1.Firestore/BatchGetDocuments": .batchGet,
+        ]
+    }
+
+    /// A call run in a task by the server's router: its request parts, its task and how to cancel it. Used only
+    /// on the connection's loop.
+    final class Routed: @unchecked Sendable {
+        let requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation
+        let cancellation: ServerContext.RPCCancellationHandle
+        var task: Task<Void, Never>?
+        /// Response messages written but not yet on the socket (counted by the writer, on its own thread); past
+        /// `maxUnwritten` a write waits for its message to reach the socket.
+        let unwritten = Atomic<Int>(0)
+
+        init(requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation,
+             cancellation: ServerContext.RPCCancellationHandle) {
+            self.requests = requests
+            self.cancellation = cancellation
+        }
+
+        func cancel() {
+            requests.finish(throwing: RPCError(code: .cancelled, message: "The client cancelled the call"))
+            cancellation.cancel()
+            task?.cancel()
+        }
+    }
+
+    static let maxUnwritten = 16
+
+    /// One stream's call, from its request's headers until its answer ends.
+    struct Call {
+        /// nil: handed to the router (`routed`).
+        let method: Method?
+        var routed: Routed?
+        let authorization: String?
+        /// Request bytes not yet gathered into a message.
+        var pending: ByteBuffer?
+        var messages: [ByteBuffer] = []
+        /// The client has half-closed the stream.
+        var requestEnded = false
+        /// Response headers are written: the status goes in trailers, not in a trailers-only answer.
+        var headersSent = false
+    }
+
+    let service: FirestoreService
+    let streamHandler: FirestoreWireServer.StreamHandler
+    let logger: Logger
+    private var calls: [HTTP2StreamID: Call] = [:]
+    private var context: ChannelHandlerContext?
+    private var peer = ""
+    /// Between a read and its `channelReadComplete`, where answers written are flushed together.
+    private var reading = false
+    private var unflushed = false
+    private var quiescing = false
+    private var lastStreamID = HTTP2StreamID.rootStream
+
+    /// The flow-control window each stream and the connection are kept at.
+    static let window = 65_535
+
+    init(service: FirestoreService, streamHandler: @escaping FirestoreWireServer.StreamHandler, logger: Logger) {
+        self.service = service
+        self.streamHandler = streamHandler
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        peer = Self.peer(context.channel.remoteAddress)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        for call in calls.values { call.routed?.cancel() }
+        calls.removeAll()
+    }
+
+    /// The peer as grpc-swift names it (`ipv4:127.0.0.1:5000`), which transactions are counted by.
+    static func peer(_ address: SocketAddress?) -> String {
+        switch address {
+        case .v4(let a)?: return "ipv4:\(a.host):\(address?.port ?? 0)"
+        case .v6(let a)?: return "ipv6:[\(a.host)]:\(address?.port ?? 0)"
+        case .unixDomainSocket?: return "unix:\(address?.pathname ?? "")"
+        case nil: return "unknown"
+        }
+    }
+
+    // MARK: Reading
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        reading = true
+        let frame = unwrapInboundIn(data)
+        let id = frame.streamID
+        switch frame.payload {
+        case .headers(let headers):
+            if calls[id] == nil, id > lastStreamID {
+                lastStreamID = id
+                begin(id, headers.headers)
+            }
+            if headers.endStream { requestEnded(id) }
+        case .data(let data):
+            if case .byteBuffer(let bytes) = data.data { received(id, bytes) }
+            if data.endStream { requestEnded(id) }
+        case .rstStream:
+            calls.removeValue(forKey: id)?.routed?.cancel()
+        default:
+            break
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        reading = false
+        if unflushed {
+            unflushed = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case let closed as StreamClosedEvent:
+            calls.removeValue(forKey: closed.streamID)?.routed?.cancel()
+            closeIfQuiet()
+        case let window as NIOHTTP2WindowUpdatedEvent:
+            // Gives back what the peer has sent once half the window is used (the connection's, and an open
+            // request's), as NIOHTTP2's stream channels do.
+            guard let size = window.inboundWindowSize, size <= Self.window / 2 else { break }
+            if window.streamID != .rootStream, calls[window.streamID].map({ $0.requestEnded }) ?? true { break }
+            write(HTTP2Frame(streamID: window.streamID, payload: .windowUpdate(windowSizeIncrement: Self.window - size)))
+        case is ChannelShouldQuiesceEvent:
+            // Graceful shutdown: no new streams, the open ones finish, then the connection closes.
+            quiescing = true
+            write(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil)))
+            closeIfQuiet()
+        default:
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A stream's protocol error resets only that stream (NIOHTTP2 has sent RST_STREAM); anything else ends
+        // the connection.
+        if let streamError = error as? NIOHTTP2Errors.StreamError {
+            calls.removeValue(forKey: streamError.streamID)?.routed?.cancel()
+            return
+        }
+        context.close(promise: nil)
+    }
+
+    /// A new stream's request headers: refused at once (HTTP status, or gRPC trailers-only) if they cannot be
+    /// a Firestore call this transport serves.
+    private func begin(_ id: HTTP2StreamID, _ headers: HPACKHeaders) {
+        var method: String?, path: String?, contentType: String?, encoding: String?, authorization: String?
+        for (name, value, _) in headers {
+            switch name {
+            case ":method": method = value
+            case ":path": path = value
+            case "content-type": contentType = value
+            case "grpc-encoding": encoding = value
+            case "authorization": authorization = authorization.map { $0 + ", " + value } ?? value
+            default: break
+            }
+        }
+        guard method == "POST" else { return refuseHTTP(id, status: "405") }
+        guard let contentType, contentType.hasPrefix("application/grpc") else { return refuseHTTP(id, status: "415") }
+        guard let path else { return refuseHTTP(id, status: "400") }
+        if let encoding, encoding != "identity" {
+            return trailersOnly(id, RPCError(code: .unimplemented,
+                                             message: "grpc-encoding \(encoding) is not supported; send uncompressed (identity) messages"))
+        }
+        if let known = Method.byPath[path] {
+            calls[id] = Call(method: known, authorization: authorization)
+        } else {
+            route(id, path, headers)
+        }
+    }
+
+    /// Starts a call the router answers, in a task: its request parts come from this handler as they arrive.
+    private func route(_ id: HTTP2StreamID, _ path: String, _ headers: HPACKHeaders) {
+        guard let context else { return }
+        let parts = path.dropFirst().split(separator: "/", maxSplits: 1)
+        guard path.hasPrefix("/"), parts.count == 2 else {
+            return trailersOnly(id, RPCError(code: .unimplemented, message: "\(path) is not a gRPC method"))
+        }
+        let descriptor = MethodDescriptor(fullyQualifiedService: String(parts[0]), method: String(parts[1]))
+        var metadata = Metadata()
+        for (name, value, _) in headers where !name.hasPrefix(":") {
+            if name.hasSuffix("-bin") {
+                metadata.addBinary(Array(Self.base64Decoded(value)), forKey: name)
+            } else {
+                metadata.addString(value, forKey: name)
+            }
+        }
+        let (requests, continuation) = AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.makeStream()
+        continuation.yield(.metadata(metadata))
+        let routed = Routed(requests: continuation, cancellation: ServerContext.RPCCancellationHandle())
+        calls[id] = Call(method: nil, routed: routed, authorization: nil)
+        let outbound = WireOutbound(handler: NIOLoopBound(self, eventLoop: context.eventLoop), stream: id, routed: routed)
+        let serverContext = ServerContext(descriptor: descriptor, remotePeer: peer,
+                                          localPeer: Self.peer(context.channel.localAddress), cancellation: routed.cancellation)
+        let stream = RPCStream(descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: requests),
+                               outbound: RPCWriter.Closable(wrapping: outbound))
+        let streamHandler = streamHandler
+        routed.task = Task { await streamHandler(stream, serverContext) }
+    }
+
+    static func base64Decoded(_ text: String) -> [UInt8] {
+        var padded = text
+        while padded.utf8.count % 4 != 0 { padded += "=" }
+        return Array(Data(base64Encoded: padded) ?? Data())
+    }
+
+    /// Request bytes: gathered into length-prefixed messages; one over the size limit, or compressed, fails the
+    /// call.
+    private func received(_ id: HTTP2StreamID, _ bytes: ByteBuffer) {
+        guard var call = calls[id], !call.requestEnded else { return }
+        if call.pending == nil { call.pending = bytes } else { var more = bytes; call.pending!.writeBuffer(&more) }
+        while let pending = call.pending, pending.readableBytes >= 5 {
+            let flag = pending.getInteger(at: pending.readerIndex, as: UInt8.self)!
+            let length = Int(pending.getInteger(at: pending.readerIndex + 1, as: UInt32.self)!)
+            if flag != 0 {
+                calls.removeValue(forKey: id)?.routed?.cancel()
+                return trailersOnly(id, RPCError(code: .internalError, message: "a compressed message arrived without grpc-encoding"))
+            }
+            if length > Limits.maxRequestBody {
+                calls.removeValue(forKey: id)?.routed?.cancel()
+                return trailersOnly(id, RPCError(code: .resourceExhausted,
+                                                 message: "The request message of \(length) bytes exceeds the limit of \(Limits.maxRequestBody) bytes"))
+            }
+            guard pending.readableBytes >= 5 + length else { break }
+            if let routed = call.routed {
+                routed.requests.yield(.message(pending.getBytes(at: pending.readerIndex + 5, length: length)!))
+            } else {
+                call.messages.append(pending.getSlice(at: pending.readerIndex + 5, length: length)!)
+            }
+            call.pending!.moveReaderIndex(forwardBy: 5 + length)
+            if call.pending!.readableBytes == 0 { call.pending = nil }
+        }
+        calls[id] = call
+    }
+
+    /// The request is complete: a unary call (and a server-streaming one) has exactly one message.
+    private func requestEnded(_ id: HTTP2StreamID) {
+        guard var call = calls[id], !call.requestEnded else { return }
+        call.requestEnded = true
+        calls[id] = call
+        if let routed = call.routed {
+            if call.pending != nil {
+                routed.requests.finish(throwing: RPCError(code: .internalError, message: "The request ended inside a message"))
+            } else {
+                routed.requests.finish()
+            }
+            return
+        }
+        guard let method = call.method else { return }
+        guard call.pending == nil, call.messages.count == 1 else {
+            calls[id] = nil
+            let what = call.pending != nil ? "ended inside a message" : "had \(call.messages.count) messages, not one"
+            return trailersOnly(id, RPCError(code: .internalError, message: "The request \(what)"))
+        }
+        let caller: FirestoreCaller
+        do {
+            caller = try service.authenticate(call.authorization)
+        } catch {
+            calls[id] = nil
+            return trailersOnly(id, FirestoreStatus.rpcError(error, logger: logger))
+        }
+        dispatch(id, method, call.messages[0], caller)
+    }
+
+    private func dispatch(_ id: HTTP2StreamID, _ method: Method, _ bytes: ByteBuffer, _ caller: FirestoreCaller) {
+        guard let context else { return }
+        let answer = Answer(handler: NIOLoopBound(self, eventLoop: context.eventLoop), stream: id, logger: logger)
+        switch method {
+        case .commit:
+            guard let request = decode(id, Google_Firestore_V1_CommitRequest.self, bytes) else { return }
+            service.commit(request, caller) { result in answer.finish(result.map { [$0] }) }
+        case .batchGet:
+            guard let request = decode(id, Google_Firestore_V1_BatchGetDocumentsRequest.self, bytes) else { return }
+            service.batchGet(request, caller, peer: peer, send: { answer.send($0) }, completion: { answer.finish($0.map { [Google_Firestore_V1_BatchGetDocumentsResponse]() }) })
+        }
+    }
+
+    private func decode<Request: SwiftProtobuf.Message>(_ id: HTTP2StreamID, _ type: Request.Type, _ bytes: ByteBuffer) -> Request? {
+        do {
+            return try Request(serializedBytes: Array(bytes.readableBytesView))
+        } catch {
+            calls[id] = nil
+            trailersOnly(id, RPCError(code: .invalidArgument, message: "Can't deserialize to message of type \(Request.self)."))
+            return nil
+        }
+    }
+
+    // MARK: Writing
+
+    /// Where an RPC's answer goes, from any thread: to its stream, on the connection's loop.
+    struct Answer: Sendable {
+        let handler: NIOLoopBound<FirestoreWireHandler>
+        let stream: HTTP2StreamID
+        let logger: Logger
+
+        func send(_ message: some SwiftProtobuf.Message & Sendable) {
+            onLoop { $0.sendMessage(stream, message) }
+        }
+
+        func finish<Response: SwiftProtobuf.Message & Sendable>(_ result: Result<[Response], any Error>) {
+            let logger = logger
+            onLoop { handler in
+                switch result {
+                case .success(let messages):
+                    for message in messages { handler.sendMessage(stream, message) }
+                    handler.finish(stream, nil)
+                case .failure(let error):
+                    handler.finish(stream, FirestoreStatus.rpcError(error, logger: logger))
+                }
+            }
+        }
+
+        private func onLoop(_ body: @escaping @Sendable (FirestoreWireHandler) -> Void) {
+            let loop = handler.eventLoop
+            if loop.inEventLoop {
+                body(handler.value)
+            } else {
+                loop.execute { body(handler.value) }
+            }
+        }
+    }
+
+    /// The writer of a routed call's response parts: each goes to the connection's loop in order, without waiting
+    /// for it, unless `maxUnwritten` of the call's messages are not yet on the socket (a listener that does not
+    /// read): then the write waits until its message is.
+    struct WireOutbound: ClosableRPCWriterProtocol {
+        typealias Element = RPCResponsePart<[UInt8]>
+        let handler: NIOLoopBound<FirestoreWireHandler>
+        let stream: HTTP2StreamID
+        let routed: Routed
+
+        func write(_ part: RPCResponsePart<[UInt8]>) async throws {
+            let (handler, stream) = (handler, stream)
+            guard case .message = part else {
+                return handler.eventLoop.execute { handler.value.write(stream, part, routed: nil) }
+            }
+            let routed = routed
+            if routed.unwritten.add(1, ordering: .relaxed).oldValue < FirestoreWireHandler.maxUnwritten {
+                handler.eventLoop.execute { handler.value.write(stream, part, routed: routed) }
+            } else {
+                let written = handler.eventLoop.makePromise(of: Void.self)
+                handler.eventLoop.execute { handler.value.write(stream, part, routed: routed, written: written) }
+                try await written.futureResult.get()
+            }
+        }
+
+        func write(contentsOf parts: some Sequence<RPCResponsePart<[UInt8]>>) async throws {
+            for part in parts { try await write(part) }
+        }
+
+        func finish() async {}
+
+        func finish(throwing error: any Error) async {
+            let (handler, stream) = (handler, stream)
+            handler.eventLoop.execute {
+                handler.value.finish(stream, RPCError(code: .internalError, message: "The call failed"))
+            }
+        }
+    }
+
+    /// Writes a routed call's part; `routed` counts a message until it is on the socket, `written` learns when it is.
+    private func write(_ id: HTTP2StreamID, _ part: RPCResponsePart<[UInt8]>, routed counter: Routed?,
+                       written: EventLoopPromise<Void>? = nil) {
+        guard let context, var call = calls[id], call.routed != nil else {
+            counter?.unwritten.subtract(1, ordering: .relaxed)
+            written?.fail(RPCError(code: .cancelled, message: "The call has ended"))
+            return
+        }
+        switch part {
+        case .metadata(let metadata):
+            guard !call.headersSent else { return }
+            call.headersSent = true
+            calls[id] = call
+            var headers = Self.responseHeaders
+            Self.add(metadata, to: &headers)
+            write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers))))
+            endWrite()
+        case .message(let bytes):
+            sendHeaders(id)
+            var buffer = context.channel.allocator.buffer(capacity: 5 + bytes.count)
+            buffer.writeInteger(UInt8(0))
+            buffer.writeInteger(UInt32(bytes.count))
+            buffer.writeBytes(bytes)
+            let promise = written ?? context.eventLoop.makePromise(of: Void.self)
+            if let counter { promise.futureResult.whenComplete { _ in counter.unwritten.subtract(1, ordering: .relaxed) } }
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer))))), promise: promise)
+            unflushed = true
+            scheduleFlush()
+        case .status(let status, let metadata):
+            calls[id] = nil
+            var trailers = call.headersSent ? HPACKHeaders() : Self.responseHeaders
+            trailers.add(name: "grpc-status", value: String(status.code.rawValue))
+            if !status.message.isEmpty { trailers.add(name: "grpc-message", value: Self.percentEncoded(status.message)) }
+            Self.add(metadata, to: &trailers)
+            write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))))
+            endWrite()
+        }
+    }
+
+    /// Flushes once after the messages a task hands over in one go: the flush runs after the loop's queued work.
+    private var flushScheduled = false
+    private func scheduleFlush() {
+        guard !reading, !flushScheduled, let context else { return }
+        flushScheduled = true
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            handler.value.flushScheduled = false
+            handler.value.endWrite()
+        }
+    }
+
+    private static func add(_ metadata: Metadata, to headers: inout HPACKHeaders) {
+        for (key, value) in metadata {
+            switch value {
+            case .string(let text): headers.add(name: key, value: text)
+            case .binary(let bytes): headers.add(name: key, value: Data(bytes).base64EncodedString())
+            }
+        }
+    }
+
+    private func sendMessage(_ id: HTTP2StreamID, _ message: some SwiftProtobuf.Message) {
+        guard calls[id] != nil, let context else { return }
+        let bytes: [UInt8]
+        do {
+            bytes = try message.serializedBytes()
+        } catch {
+            return finish(id, FirestoreStatus.rpcError(error, logger: logger))
+        }
+        sendHeaders(id)
+        var buffer = context.channel.allocator.buffer(capacity: 5 + bytes.count)
+        buffer.writeInteger(UInt8(0))
+        buffer.writeInteger(UInt32(bytes.count))
+        buffer.writeBytes(bytes)
+        write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer)))))
+    }
+
+    private func sendHeaders(_ id: HTTP2StreamID) {
+        guard var call = calls[id], !call.headersSent else { return }
+        call.headersSent = true
+        calls[id] = call
+        write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: Self.responseHeaders))))
+    }
+
+    /// Ends a call with its status: in trailers after its messages, or trailers-only when nothing was sent.
+    private func finish(_ id: HTTP2StreamID, _ error: RPCError?) {
+        guard let call = calls.removeValue(forKey: id) else { return }
+        var trailers = call.headersSent ? HPACKHeaders() : Self.responseHeaders
+        Self.status(error, into: &trailers)
+        write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))))
+        endWrite()
+    }
+
+    private func trailersOnly(_ id: HTTP2StreamID, _ error: RPCError) {
+        var trailers = Self.responseHeaders
+        Self.status(error, into: &trailers)
+        write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))))
+        endWrite()
+    }
+
+    /// A request that is not gRPC at all: answered with an HTTP status.
+    private func refuseHTTP(_ id: HTTP2StreamID, status: String) {
+        write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: [":status": status], endStream: true))))
+        endWrite()
+    }
+
+    private func write(_ frame: HTTP2Frame) {
+        guard let context else { return }
+        context.write(wrapOutboundOut(frame), promise: nil)
+        unflushed = true
+    }
+
+    /// Flushes now, unless a read is under way (its `channelReadComplete` flushes everything it answered).
+    private func endWrite() {
+        if !reading, unflushed, let context {
+            unflushed = false
+            context.flush()
+        }
+        closeIfQuiet()
+    }
+
+    private func closeIfQuiet() {
+        guard quiescing, calls.isEmpty, let context else { return }
+        if unflushed { unflushed = false; context.flush() }
+        context.close(promise: nil)
+    }
+
+    static let responseHeaders: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
+
+    static func status(_ error: RPCError?, into headers: inout HPACKHeaders) {
+        guard let error else { return headers.add(name: "grpc-status", value: "0") }
+        headers.add(name: "grpc-status", value: String(error.code.rawValue))
+        if !error.message.isEmpty { headers.add(name: "grpc-message", value: percentEncoded(error.message)) }
+    }
+
+    /// `grpc-message` is percent-encoded UTF-8: bytes outside printable ASCII, and `%`, as `%XX`.
+    static func percentEncoded(_ message: String) -> String {
+        var out = ""
+        for byte in message.utf8 {
+            if byte >= 0x20, byte <= 0x7E, byte != UInt8(ascii: "%") {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+}

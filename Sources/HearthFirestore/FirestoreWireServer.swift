@@ -1,0 +1,86 @@
+import GRPCCore
+import HearthCore
+import Logging
+import NIOCertificateReloading
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOExtras
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+
+/// Hearth's own gRPC transport under grpc-swift's `GRPCServer`: a listening socket whose connections run TLS
+/// (ALPN `h2`) when configured, `NIOHTTP2Handler`, and `FirestoreWireHandler`, which answers Commit and
+/// BatchGetDocuments in the connection's pipeline and hands every other call to the server's router as a stream.
+final class FirestoreWireServer: ServerTransport, Sendable {
+    typealias Bytes = [UInt8]
+    typealias StreamHandler = @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void
+
+    let host: String
+    let port: Int
+    let service: FirestoreService
+    let tls: (any CertificateReloader)?
+    let logger: Logger
+    let onListening: @Sendable (Int) async -> Void
+    private let group = MultiThreadedEventLoopGroup.singleton
+    private let quiesce: ServerQuiescingHelper
+    private let done: EventLoopPromise<Void>
+    private let stopping = NIOLockedValueBox(false)
+
+    init(host: String, port: Int, service: FirestoreService, tls: (any CertificateReloader)?, logger: Logger,
+         onListening: @escaping @Sendable (Int) async -> Void) {
+        (self.host, self.port, self.service, self.tls, self.logger, self.onListening) = (host, port, service, tls, logger, onListening)
+        quiesce = ServerQuiescingHelper(group: group)
+        done = group.next().makePromise(of: Void.self)
+    }
+
+    /// Serves until graceful shutdown (or cancellation), which sends GOAWAY on every connection and returns once
+    /// their open calls have finished.
+    func listen(streamHandler: @escaping StreamHandler) async throws {
+        let sslContext = try tls.map { reloader in
+            var configuration = try TLSConfiguration.makeServerConfiguration(certificateReloader: reloader)
+            configuration.applicationProtocols = ["h2"]
+            return try NIOSSLContext(configuration: configuration)
+        }
+        let (service, logger, quiesce) = (service, logger, quiesce)
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(quiesce.makeServerChannelHandler(channel: channel))
+                }
+            }
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let sslContext { try pipeline.addHandler(NIOSSLServerHandler(context: sslContext)) }
+                    try pipeline.addHandler(NIOHTTP2Handler(mode: .server, initialSettings: Self.settings))
+                    try pipeline.addHandler(FirestoreWireHandler(service: service, streamHandler: streamHandler, logger: logger))
+                }
+            }
+            .bind(host: Self.bindHost(host), port: port).get()
+        if let bound = channel.localAddress?.port { await onListening(bound) }
+        try await withTaskCancellationHandler { try await done.futureResult.get() } onCancel: { beginGracefulShutdown() }
+    }
+
+    func beginGracefulShutdown() {
+        if stopping.withLockedValue({ let was = $0; $0 = true; return !was }) { quiesce.initiateShutdown(promise: done) }
+    }
+
+    static let settings: HTTP2Settings = [
+        HTTP2Setting(parameter: .maxConcurrentStreams, value: 1000),
+        HTTP2Setting(parameter: .initialWindowSize, value: FirestoreWireHandler.window),
+        HTTP2Setting(parameter: .maxFrameSize, value: 1 << 14),
+        HTTP2Setting(parameter: .maxHeaderListSize, value: 16 * 1024),
+    ]
+
+    static func bindHost(_ host: String) -> String {
+        switch host {
+        case "localhost": return "127.0.0.1"
+        case "", "*": return "0.0.0.0"
+        default: return host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        }
+    }
+}
