@@ -240,6 +240,7 @@ let package = Package(
         .testTarget(name: "HearthEngineTests", dependencies: [
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthImages", "HearthTesting",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthFunctionsTests", dependencies: [

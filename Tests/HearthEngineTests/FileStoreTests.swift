@@ -4,6 +4,7 @@ import HearthCore
 import HearthRules
 import HearthTesting
 import Logging
+import NIOCore
 import Testing
 
 /// The file store in the engine, without HTTP: puts, reads and ranges, deletes, listings, identical bytes
@@ -148,6 +149,28 @@ import Testing
         let across = (chunk - 5_000)..<(chunk + 70_000)
         #expect(try await db.readFile("big", as: .admin, range: Int64(across.lowerBound)..<Int64(across.upperBound)).bytes
                 == Array(large[across]))
+    }
+
+    /// A download reuses its buffers in turn: a buffer the consumer still holds keeps its bytes, and one it let
+    /// go is refilled with the right ones.
+    @Test(arguments: [true, false]) func aDownloadsReusedBuffersKeepTheirBytes(consumerHolds: Bool) async throws {
+        let test = try await TestDatabase.open()
+        defer { test.close() }
+        let chunk = FileBytes.chunkSize
+        var large = [UInt8](repeating: 0, count: 7 * chunk + 12_345)
+        for i in large.indices { large[i] = UInt8(truncatingIfNeeded: (i / chunk) &* 97 &+ i &* 13) }
+        _ = try await test.database.putFile("many", large, as: .admin, chunkSize: chunk)
+        guard case .read(let read) = try await test.database.performFile(.get(try FilePath("many"), token: nil), as: .admin) else {
+            Issue.record("a get comes to a read")
+            return
+        }
+        var held: [ByteBuffer] = []
+        var copied: [UInt8] = []
+        for try await buffer in read.bytes() {
+            if consumerHolds { held.append(buffer) } else { copied += buffer.readableBytesView }
+        }
+        if consumerHolds { copied = held.flatMap { Array($0.readableBytesView) } }
+        #expect(copied == large)
     }
 
     @Test func identicalBytesAreStoredOnce() async throws {

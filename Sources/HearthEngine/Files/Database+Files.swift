@@ -77,8 +77,8 @@ extension Database {
             throw HearthError.invalidArgument(
                 "the bytes' SHA-256 is \(StoredFile.hex(received.sha256)), not the \(StoredFile.hex(expected)) announced")
         }
-        // The rename and the folder's sync block: on the pool too.
-        try await BlockingIO.run { try blobs.keep(received) }
+        // The rename and the folder's sync block: on the threads kept for syncs too.
+        try await BlockingIO.sync { try blobs.keep(received) }
         let token = Tokens.generate(.download)
         do {
             let (written, previous) = try await storage.write { context -> (StoredFile, StoredFile?) in

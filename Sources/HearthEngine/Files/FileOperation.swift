@@ -178,11 +178,32 @@ public struct FileBytes: AsyncSequence, Sendable {
         let handle: any BlobHandle
         var offset: Int64
         let end: Int64
+        /// The buffers handed out, reused in turn: the oldest has left through the socket by the time it comes
+        /// round again (unless the consumer still holds it, when `clear` gives fresh memory), so a download
+        /// neither allocates nor faults in a new megabyte per chunk.
+        var buffers: [ByteBuffer?] = []
+        var turn = 0
+
+        init(handle: any BlobHandle, offset: Int64, end: Int64) {
+            self.handle = handle
+            self.offset = offset
+            self.end = end
+        }
 
         public mutating func next() async throws -> ByteBuffer? {
             guard offset < end else { return nil }
             let count = Int(Swift.min(Int64(FileBytes.chunkSize), end - offset))
-            var buffer = FileBytes.allocator.buffer(capacity: count)
+            var buffer: ByteBuffer
+            let slot = turn
+            if buffers.count < FileBytes.buffersReused {
+                buffer = FileBytes.allocator.buffer(capacity: count)
+            } else {
+                // Out of the array first, so that `clear` finds it unique unless the channel still holds it.
+                buffer = buffers[slot]!
+                buffers[slot] = nil
+                buffer.clear(minimumCapacity: count)
+                turn = (slot + 1) % buffers.count
+            }
             let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { [handle, offset] space in
                 try handle.read(offset: offset, into: UnsafeMutableRawBufferPointer(rebasing: space.prefix(count)))
             }
@@ -190,9 +211,15 @@ public struct FileBytes: AsyncSequence, Sendable {
                 throw HearthError.internal("stored bytes ended at \(offset + Int64(read)) of \(end)")
             }
             offset += Int64(count)
+            if offset < end {
+                if buffers.count < FileBytes.buffersReused { buffers.append(buffer) } else { buffers[slot] = buffer }
+            }
             return buffer
         }
     }
+
+    /// Buffers a download cycles through.
+    static let buffersReused = 3
 
     static let allocator = ByteBufferAllocator()
 

@@ -7,4 +7,20 @@ enum BlockingIO {
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await NIOThreadPool.singleton.runIfActive(body)
     }
+
+    /// Runs `body`, whose time is a sync (a write of bytes already in memory, `fsync`, a rename), on threads
+    /// kept for syncs: concurrent puts' syncs are then in flight together and share the filesystem's journal
+    /// commits, instead of queueing behind NIO's pool of one thread a core. The work allocates next to
+    /// nothing (no buffers), so these threads' allocator arenas stay small.
+    static func sync<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await syncPool.runIfActive(body)
+    }
+
+    /// As many syncs in flight as a busy server has puts at once; started once, for the process's life.
+    static let syncThreads = 16
+    private static let syncPool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: syncThreads)
+        pool.start()
+        return pool
+    }()
 }

@@ -59,8 +59,9 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                     pending.removeAll(keepingCapacity: true)
                 }
             }
-            // One hop to the pool for the rest, the sync and the close: all of an object smaller than a batch.
-            try await BlockingIO.run { [self, rest = pending] in
+            // One hop for the rest, the sync and the close (all of an object smaller than a batch), on the
+            // threads kept for syncs.
+            try await BlockingIO.sync { [self, rest = pending] in
                 try append(rest, to: file)
                 guard fsync(file.fd) == 0 else { throw HearthError.internal("cannot sync \(file.path): \(Self.errnoText())") }
                 let fd = file.fd
