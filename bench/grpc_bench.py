@@ -161,33 +161,35 @@ def h2load(workload, ports, args, pid, bodies):
             "server_us": server_cpu / succeeded * 1e6, "driver_us": -1, "requests": succeeded}
 
 
+def run_wrk(script, threads, env, ports, args, pid, what):
+    """Runs wrk with a Lua script for --duration; answers its RESULT line's figures and the server's CPU per
+    request (µs), refusing a run with answers that were not 2xx."""
+    before = cpu_seconds(pid)
+    out = subprocess.run(["wrk", f"-t{threads}", f"-c{args.callers}", f"-d{args.duration}s", "-s", script,
+                          f"http://127.0.0.1:{ports[0]}"], env=dict(os.environ, **env), capture_output=True, text=True,
+                         timeout=args.duration + 60).stdout
+    server_cpu = cpu_seconds(pid) - before
+    line = next(l for l in out.splitlines() if l.startswith("RESULT"))
+    r = {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+    if r["non2xx"]:
+        raise SystemExit(f"wrk {what}: {r['non2xx']:.0f} answers were not 2xx")
+    return r, server_cpu / (r["rps"] * args.duration) * 1e6
+
+
 def wrk_fixed(workload, ports, args, pid, bodies):
     method, path, body = (("POST", "/v1/commit", bodies["http-commit"]) if workload == "commit"
                           else ("GET", f"/v1/docs/bench/{FIXED_ID}", ""))
-    env = dict(os.environ, BENCH_METHOD=method, BENCH_PATH=path, BENCH_BODY=body, BENCH_AUTH=f"Bearer {ADMIN_KEY}")
-    before = cpu_seconds(pid)
-    out = subprocess.run(["wrk", "-t1", f"-c{args.callers}", f"-d{args.duration}s", "-s", FIXED_LUA,
-                          f"http://127.0.0.1:{ports[0]}"], env=env, capture_output=True, text=True, timeout=args.duration + 60).stdout
-    server_cpu = cpu_seconds(pid) - before
-    line = next(l for l in out.splitlines() if l.startswith("RESULT"))
-    r = {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
-    if r["non2xx"]:
-        raise SystemExit(f"wrk {workload}: {r['non2xx']:.0f} answers were not 2xx")
+    env = dict(BENCH_METHOD=method, BENCH_PATH=path, BENCH_BODY=body, BENCH_AUTH=f"Bearer {ADMIN_KEY}")
+    r, server_us = run_wrk(FIXED_LUA, 1, env, ports, args, pid, workload)
     return {"face": "http", "workload": workload, "rps": r["rps"], "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"],
-            "server_us": server_cpu / (r["rps"] * args.duration) * 1e6, "driver_us": -1}
+            "server_us": server_us, "driver_us": -1}
 
 
 def wrk_get(ports, args, pid):
-    env = dict(os.environ, BENCH_MODE="get", BENCH_PATH="/v1/docs/bench/b", BENCH_AUTH=f"Bearer {ADMIN_KEY}", BENCH_N=str(N_DOCS))
-    before = cpu_seconds(pid)
-    out = subprocess.run(["wrk", "-t2", f"-c{args.callers}", f"-d{args.duration}s", "-s", LUA,
-                          f"http://127.0.0.1:{ports[0]}"], env=env, capture_output=True, text=True, timeout=args.duration + 60).stdout
-    server_cpu = cpu_seconds(pid) - before
-    line = next(l for l in out.splitlines() if l.startswith("RESULT"))
-    r = {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
-    if r["non2xx"]:
-        raise SystemExit(f"wrk get: {r['non2xx']:.0f} answers were not 200")
-    return {"face": "http (wrk)", "workload": "get", "rps": r["rps"], "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "server_us": server_cpu / (r["rps"] * args.duration) * 1e6, "driver_us": -1}
+    env = dict(BENCH_MODE="get", BENCH_PATH="/v1/docs/bench/b", BENCH_AUTH=f"Bearer {ADMIN_KEY}", BENCH_N=str(N_DOCS))
+    r, server_us = run_wrk(LUA, 2, env, ports, args, pid, "get")
+    return {"face": "http (wrk)", "workload": "get", "rps": r["rps"], "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"],
+            "server_us": server_us, "driver_us": -1}
 
 
 def fan_out(binary, face, args):

@@ -24,11 +24,11 @@ import Testing
         let raw = try SQLiteConnection(path: configuration.databasePath)
         let indexed = try raw.scalarInt("SELECT count(*) FROM field_index")
         #expect((indexed ?? 0) > 0)
-        // Back to the schema before the field index (and the composite indexes, import records, stored objects, outbox delivery columns, function events, push tables, session claims and function timers after it; the revocation
+        // Back to the schema before the field index (and the composite indexes, import records, stored objects, outbox delivery columns, function events, push tables, session claims, function timers and send keys after it; the revocation
         // log that came between is dropped again by a later migration).
         try raw.execute("""
             DROP INDEX auth_outbox_due; ALTER TABLE auth_outbox DROP COLUMN content; ALTER TABLE auth_outbox DROP COLUMN attempts; ALTER TABLE auth_outbox DROP COLUMN next_attempt_at; ALTER TABLE auth_outbox DROP COLUMN last_error; ALTER TABLE auth_outbox DROP COLUMN dead_at;
-            DROP TABLE push_devices; DROP TABLE push_topics; DROP TABLE push_queue; ALTER TABLE auth_sessions DROP COLUMN claims; DROP TABLE function_timers; DROP TABLE function_schedules;
+            DROP TABLE push_devices; DROP TABLE push_topics; DROP TABLE push_queue; ALTER TABLE auth_sessions DROP COLUMN claims; DROP TABLE function_timers; DROP TABLE function_schedules; DROP TABLE send_keys;
             DROP TABLE function_events; DROP TABLE composite_indexes; DROP TABLE nested_groups; DROP TABLE field_overrides; DROP TABLE index_state; DROP TABLE imports; DROP TABLE files; DROP TABLE field_index;
             CREATE INDEX documents_by_parent ON documents(parent, path); CREATE INDEX documents_by_group ON documents(collection_id, path);
             PRAGMA user_version = \(Schema.fieldIndexVersion - 1)

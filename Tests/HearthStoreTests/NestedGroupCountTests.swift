@@ -69,7 +69,7 @@ import Testing
         // stored objects, outbox delivery columns, function events, push tables and session claims after them).
         try raw.execute("""
             DROP INDEX auth_outbox_due; ALTER TABLE auth_outbox DROP COLUMN content; ALTER TABLE auth_outbox DROP COLUMN attempts; ALTER TABLE auth_outbox DROP COLUMN next_attempt_at; ALTER TABLE auth_outbox DROP COLUMN last_error; ALTER TABLE auth_outbox DROP COLUMN dead_at;
-            DROP TABLE push_devices; DROP TABLE push_topics; DROP TABLE push_queue; ALTER TABLE auth_sessions DROP COLUMN claims; DROP TABLE function_timers; DROP TABLE function_schedules;
+            DROP TABLE push_devices; DROP TABLE push_topics; DROP TABLE push_queue; ALTER TABLE auth_sessions DROP COLUMN claims; DROP TABLE function_timers; DROP TABLE function_schedules; DROP TABLE send_keys;
             DROP TABLE function_events; DROP TABLE nested_groups; DROP TABLE field_overrides; DROP TABLE index_state; DROP TABLE imports; DROP TABLE files;
             CREATE INDEX documents_by_parent ON documents(parent, path);
             CREATE INDEX documents_by_group ON documents(collection_id, path); PRAGMA user_version = \(Schema.migrations.firstIndex { $0.contains("CREATE TABLE nested_groups") }!)
