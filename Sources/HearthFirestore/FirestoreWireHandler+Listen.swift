@@ -67,7 +67,8 @@ extension FirestoreWireHandler {
                                      closeCode: 1008)
             }
         }
-        connection.onEventsReady { [readyListens] in readyListens.schedule(id) }
+        let handle = ReadyListens.Handle(self)
+        connection.onEventsReady { [readyListens] in readyListens.schedule(handle, id) }
     }
 
     /// The client's request messages, in order: each is handed to the stream; a bad one ends it.
@@ -86,7 +87,7 @@ extension FirestoreWireHandler {
         endWrite()
     }
 
-    /// Writes the ready events of the streams the feed named, then flushes once.
+    /// Writes the ready events of the streams named (those the peer has caught up on), then flushes once.
     func drainListens(_ ids: [HTTP2StreamID]) {
         for id in ids { drainListen(id) }
         endWrite()
@@ -122,12 +123,12 @@ extension FirestoreWireHandler {
         drainListens(blocked)
     }
 
-    /// Writes a stream's responses as length-prefixed messages; the last one's write counts them all off when it
-    /// reaches the socket.
+    /// Writes a stream's responses as length-prefixed messages in one DATA frame (NIOHTTP2 splits it to the
+    /// peer's frame size and window): a peer parses one frame per snapshot, not one per message. Its write counts
+    /// them all off when it reaches the socket.
     func writeListen(_ id: HTTP2StreamID, _ listen: WireListen, _ responses: [Google_Firestore_V1_ListenResponse]) {
         guard let context, !responses.isEmpty else { return }
-        var frames: [ByteBuffer] = []
-        frames.reserveCapacity(responses.count)
+        var buffer = context.channel.allocator.buffer(capacity: 256 * responses.count)
         for response in responses {
             let bytes: [UInt8]
             do {
@@ -135,13 +136,11 @@ extension FirestoreWireHandler {
             } catch {
                 return endListen(id, FirestoreStatus.rpcError(error, logger: logger))
             }
-            var buffer = context.channel.allocator.buffer(capacity: 5 + bytes.count)
             buffer.writeInteger(UInt8(0))
             buffer.writeInteger(UInt32(bytes.count))
             buffer.writeBytes(bytes)
-            frames.append(buffer)
         }
-        let count = frames.count
+        let count = responses.count
         listen.unwritten += count
         let written = context.eventLoop.makePromise(of: Void.self)
         let (handler, bound) = (NIOLoopBound(self, eventLoop: context.eventLoop), NIOLoopBound(listen, eventLoop: context.eventLoop))
@@ -153,10 +152,7 @@ extension FirestoreWireHandler {
                 handler.value.drainListens([id])
             }
         }
-        for (k, frame) in frames.enumerated() {
-            write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(frame)))),
-                  promise: k == count - 1 ? written : nil)
-        }
+        write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer)))), promise: written)
     }
 
     /// Ends a stream with its status: OK when the client half-closed or the connection finished without an error.
@@ -166,23 +162,24 @@ extension FirestoreWireHandler {
     }
 }
 
-/// The Listen streams of one connection that have events to write: however many the feed makes ready at once,
-/// the loop is handed one task that writes them all and flushes once.
+/// The Listen streams of one event loop's connections that have events to write: however many the feed makes
+/// ready at once, the loop is handed one task that writes them all, and each connection flushes once.
 final class ReadyListens: Sendable {
-    private let state = Mutex<(ids: [HTTP2StreamID], scheduled: Bool)>(([], false))
-    private let eventLoop: any EventLoop
-    // Weak: the feed connection holds this until the stream ends, and the handler holds the connection.
-    private nonisolated(unsafe) weak var handler: FirestoreWireHandler?
-
-    init(handler: FirestoreWireHandler, eventLoop: any EventLoop) {
-        self.handler = handler
-        self.eventLoop = eventLoop
+    /// A handler as the feed's callbacks hold it: weakly, since its streams' connections hold the callbacks.
+    final class Handle: @unchecked Sendable {
+        weak var handler: FirestoreWireHandler?
+        init(_ handler: FirestoreWireHandler) { self.handler = handler }
     }
 
-    /// Writes `id`'s events on the loop soon, with the others waiting.
-    func schedule(_ id: HTTP2StreamID) {
+    private let state = Mutex<(ready: [(Handle, HTTP2StreamID)], scheduled: Bool)>(([], false))
+    let eventLoop: any EventLoop
+
+    init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
+
+    /// Writes the stream's events on the loop soon, with the others waiting.
+    func schedule(_ handle: Handle, _ id: HTTP2StreamID) {
         let start = state.withLock { state in
-            state.ids.append(id)
+            state.ready.append((handle, id))
             defer { state.scheduled = true }
             return !state.scheduled
         }
@@ -190,10 +187,30 @@ final class ReadyListens: Sendable {
     }
 
     private func run() {
-        let ids = state.withLock { state in
+        let ready = state.withLock { state in
             defer { state = ([], false) }
-            return state.ids
+            return state.ready
         }
-        handler?.drainListens(ids)
+        var written: [ObjectIdentifier: FirestoreWireHandler] = [:]
+        for (handle, id) in ready {
+            guard let handler = handle.handler else { continue }
+            handler.drainListen(id)
+            written[ObjectIdentifier(handler)] = handler
+        }
+        for handler in written.values { handler.endWrite() }
+    }
+}
+
+/// One `ReadyListens` per event loop, made on first use.
+final class ReadyListensRegistry: Sendable {
+    private let byLoop = Mutex<[ObjectIdentifier: ReadyListens]>([:])
+
+    func forLoop(_ eventLoop: any EventLoop) -> ReadyListens {
+        byLoop.withLock { byLoop in
+            if let ready = byLoop[ObjectIdentifier(eventLoop)] { return ready }
+            let ready = ReadyListens(eventLoop: eventLoop)
+            byLoop[ObjectIdentifier(eventLoop)] = ready
+            return ready
+        }
     }
 }

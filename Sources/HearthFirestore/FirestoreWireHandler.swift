@@ -83,7 +83,8 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     let logger: Logger
     var calls: [HTTP2StreamID: Call] = [:]
     private(set) var context: ChannelHandlerContext?
-    /// Listen streams with events to write, handed over from the feed's threads.
+    /// Listen streams with events to write, handed over from the feed's threads to this loop.
+    let readyListensRegistry: ReadyListensRegistry
     private(set) var readyListens: ReadyListens?
     private var peer = ""
     /// Between a read and its `channelReadComplete`, where answers written are flushed together.
@@ -95,15 +96,17 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     /// The flow-control window each stream and the connection are kept at.
     static let window = 65_535
 
-    init(service: FirestoreService, streamHandler: @escaping FirestoreWireServer.StreamHandler, logger: Logger) {
+    init(service: FirestoreService, streamHandler: @escaping FirestoreWireServer.StreamHandler,
+         readyListens: ReadyListensRegistry, logger: Logger) {
         self.service = service
+        self.readyListensRegistry = readyListens
         self.streamHandler = streamHandler
         self.logger = logger
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        readyListens = ReadyListens(handler: self, eventLoop: context.eventLoop)
+        readyListens = readyListensRegistry.forLoop(context.eventLoop)
         peer = Self.peer(context.channel.remoteAddress)
     }
 
