@@ -75,8 +75,11 @@ extension FirestoreWireHandler {
     func listenRequests(_ id: HTTP2StreamID, _ messages: [ByteBuffer]) {
         for bytes in messages {
             guard let listen = calls[id]?.listen else { return }
-            guard let request = decode(id, Google_Firestore_V1_ListenRequest.self, bytes) else {
-                return listen.end()
+            let request: Google_Firestore_V1_ListenRequest
+            do {
+                request = try Google_Firestore_V1_ListenRequest(serializedBytes: Array(bytes.readableBytesView))
+            } catch {
+                return endListen(id, RPCError(code: .invalidArgument, message: "Can't deserialize to message of type ListenRequest."))
             }
             do {
                 writeListen(id, listen, try listen.stream.receive(request))

@@ -268,13 +268,11 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             let flag = pending.getInteger(at: pending.readerIndex, as: UInt8.self)!
             let length = Int(pending.getInteger(at: pending.readerIndex + 1, as: UInt32.self)!)
             if flag != 0 {
-                calls.removeValue(forKey: id)?.cancel()
-                return trailersOnly(id, RPCError(code: .internalError, message: "a compressed message arrived without grpc-encoding"))
+                return fail(id, RPCError(code: .internalError, message: "a compressed message arrived without grpc-encoding"))
             }
             if length > Limits.maxRequestBody {
-                calls.removeValue(forKey: id)?.cancel()
-                return trailersOnly(id, RPCError(code: .resourceExhausted,
-                                                 message: "The request message of \(length) bytes exceeds the limit of \(Limits.maxRequestBody) bytes"))
+                return fail(id, RPCError(code: .resourceExhausted,
+                                         message: "The request message of \(length) bytes exceeds the limit of \(Limits.maxRequestBody) bytes"))
             }
             guard pending.readableBytes >= 5 + length else { break }
             if let routed = call.routed {
@@ -343,7 +341,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         }
     }
 
-    func decode<Request: SwiftProtobuf.Message>(_ id: HTTP2StreamID, _ type: Request.Type, _ bytes: ByteBuffer) -> Request? {
+    private func decode<Request: SwiftProtobuf.Message>(_ id: HTTP2StreamID, _ type: Request.Type, _ bytes: ByteBuffer) -> Request? {
         do {
             return try Request(serializedBytes: Array(bytes.readableBytesView))
         } catch {
@@ -523,6 +521,14 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         Self.status(error, into: &trailers)
         write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))))
         endWrite()
+    }
+
+    /// Ends a call whose request failed: its task or feed connection is let go, and its status goes in
+    /// trailers, after the response headers when a streaming call has sent them.
+    func fail(_ id: HTTP2StreamID, _ error: RPCError) {
+        guard let call = calls[id] else { return trailersOnly(id, error) }
+        call.cancel()
+        finish(id, error)
     }
 
     /// A request that is not gRPC at all: answered with an HTTP status.

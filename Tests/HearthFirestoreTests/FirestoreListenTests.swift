@@ -118,6 +118,31 @@ import Testing
         }
     }
 
+    /// A request over the size limit ends the stream, whose headers are already sent, with RESOURCE_EXHAUSTED in
+    /// its trailers; the connection still serves.
+    @Test func aListenRequestOverTenMiBEndsTheStream() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, _ in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
+                let listener = firestore.listen()
+                var big = Self.queryTarget(firestore, id: 1, collection: "c")
+                big.labels = ["big": String(repeating: "x", count: 11_000_000)]
+                listener.send(big)
+                var ended: RPCError?
+                do {
+                    while true { _ = try await listener.next() }
+                } catch let error as RPCError {
+                    ended = error
+                }
+                #expect(ended?.code == .resourceExhausted, "\(String(describing: ended))")
+                await listener.close()
+                let next = firestore.listen()
+                next.send(Self.queryTarget(firestore, id: 1, collection: "c"))
+                _ = try await next.nextSnapshot()
+                await next.close()
+            }
+        }
+    }
+
     @Test func grpcWriteReachesAWebSocketListener() async throws {
         try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, _ in
             try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
