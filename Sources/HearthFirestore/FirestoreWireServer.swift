@@ -11,7 +11,8 @@ import NIOSSL
 
 /// Hearth's own gRPC transport under grpc-swift's `GRPCServer`: a listening socket whose connections run TLS
 /// (ALPN `h2`) when configured, `NIOHTTP2Handler`, and `FirestoreWireHandler`, which answers Commit and
-/// BatchGetDocuments in the connection's pipeline and hands every other call to the server's router as a stream.
+/// BatchGetDocuments and serves Listen streams in the connection's pipeline, and hands every other call to the
+/// server's router as a stream.
 final class FirestoreWireServer: ServerTransport, Sendable {
     typealias Bytes = [UInt8]
     typealias StreamHandler = @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void
