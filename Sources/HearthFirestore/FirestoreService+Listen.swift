@@ -10,102 +10,56 @@ import SwiftProtobuf
 /// documents as `document_change` or `document_remove`, `CURRENT` after the first, then a global `NO_CHANGE`
 /// with the read time and resume token, the consistent point at which a client shows its view. A resumed target's
 /// first snapshot carries, before `CURRENT`, an existence filter with the count of its documents.
+///
+/// The connection handler (`FirestoreWireHandler`) serves the stream on its event loop: it hands each request
+/// message to `receive` and writes what `responses(for:)` makes of the feed's events, so no task runs per stream.
 extension FirestoreService {
     func listen(request: StreamingServerRequest<Google_Firestore_V1_ListenRequest>,
                 context: ServerContext) async throws -> StreamingServerResponse<Google_Firestore_V1_ListenResponse> {
-        let caller: FirestoreCaller
-        do { caller = try self.caller(request.metadata) } catch { throw FirestoreStatus.rpcError(error, logger: logger) }
-        return StreamingServerResponse { [self] writer in
-            let connection = feed.connect(identity: caller.identity, session: caller.session, expires: caller.expires)
-            let (ready, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-            connection.onEventsReady { signal.yield() }
-            let stream = ListenStream(connection: connection)
-            do {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        try await stream.receive(request.messages, service: self, writer: writer)
-                    }
-                    group.addTask {
-                        for await _ in ready {
-                            while true {
-                                let (events, finished) = connection.takeReady()
-                                for event in events { try await stream.send(event, to: writer) }
-                                if finished { return }
-                                if events.isEmpty { break }
-                            }
-                        }
-                    }
-                    if let expires = caller.expires {
-                        // A user's access token ends the stream when it expires (the client reopens it with a
-                        // fresh token and resumes), as it ends a WebSocket listener.
-                        group.addTask {
-                            try await Task.sleep(until: expires, clock: .continuous)
-                            connection.terminate(.unauthenticated("the access token expired; reopen the stream with a fresh one and resume"),
-                                                 closeCode: 1008)
-                            try await Task.sleep(for: .seconds(3600))
-                        }
-                    }
-                    // Either side ending ends the stream: the client half-closed, or the feed ended the connection.
-                    try await group.next()
-                    group.cancelAll()
-                }
-            } catch {
-                connection.close()
-                signal.finish()
-                throw FirestoreStatus.rpcError(error, logger: logger)
-            }
-            connection.close()
-            signal.finish()
-            return [:]
-        }
+        // Unreachable over Hearth's transport, whose connection handler serves Listen itself.
+        throw RPCError(code: .unimplemented, message: "Listen is served by the connection handler")
     }
 }
 
-/// One Listen stream's state: its database (from the first request) and the mapping of its targets.
-final class ListenStream: @unchecked Sendable {
+/// One Listen stream's meaning: its database (from the first request) and its targets. Used only on the stream's
+/// event loop.
+final class ListenStream {
     let connection: ListenConnection
-    private let lock = NSLock()
-    private var databaseValue: FirestoreDatabase?
+    private(set) var database: FirestoreDatabase?
 
     init(connection: ListenConnection) { self.connection = connection }
 
-    var database: FirestoreDatabase? { lock.withLock { databaseValue } }
-
-    /// Reads the client's requests until it half-closes.
-    func receive(_ messages: RPCAsyncSequence<Google_Firestore_V1_ListenRequest, any Error>, service: FirestoreService,
-                 writer: RPCWriter<Google_Firestore_V1_ListenResponse>) async throws {
-        for try await message in messages {
-            let db = try FirestoreDatabase(name: message.database)
-            let first = lock.withLock { () -> FirestoreDatabase in
-                if databaseValue == nil { databaseValue = db }
-                return databaseValue!
+    /// A client's request: the responses to write at once (a target refused or removed). Throws what ends the
+    /// stream (a request of another database, or with no target change).
+    func receive(_ message: Google_Firestore_V1_ListenRequest) throws -> [Google_Firestore_V1_ListenResponse] {
+        let db = try FirestoreDatabase(name: message.database)
+        if database == nil { database = db }
+        if let first = database, first != db {
+            throw HearthError.invalidArgument("a Listen stream serves one database; it began with \(first.name)")
+        }
+        switch message.targetChange {
+        case nil:
+            throw HearthError.invalidArgument("a ListenRequest needs add_target or remove_target")
+        case .addTarget(let target)?:
+            let id = target.targetID
+            // `ADD` goes out with the target's first snapshot (`responses(for:)`), so that nothing of the target
+            // can overtake it.
+            do throws(HearthError) {
+                let (asked, resume) = try listenTarget(target, db)
+                try connection.listen(id: String(id), target: asked, resumeToken: resume)
+                return []
+            } catch {
+                return [Self.removal(id, error)]
             }
-            if first != db {
-                throw HearthError.invalidArgument("a Listen stream serves one database; it began with \(first.name)")
-            }
-            switch message.targetChange {
-            case nil:
-                throw HearthError.invalidArgument("a ListenRequest needs add_target or remove_target")
-            case .addTarget(let target)?:
-                let id = target.targetID
-                // `ADD` goes out with the target's first snapshot (`send`), so that nothing of the target can
-                // overtake it.
-                do throws(HearthError) {
-                    let (asked, resume) = try listenTarget(target, db)
-                    try connection.listen(id: String(id), target: asked, resumeToken: resume)
-                } catch {
-                    try await writer.write(Self.removal(id, error))
-                }
-            case .removeTarget(let id)?:
-                do {
-                    try connection.unlisten(id: String(id))
-                    var change = Google_Firestore_V1_TargetChange()
-                    change.targetChangeType = .remove
-                    change.targetIds = [id]
-                    try await writer.write(.with { $0.targetChange = change })
-                } catch let error as HearthError {
-                    try await writer.write(Self.removal(id, error))
-                }
+        case .removeTarget(let id)?:
+            do throws(HearthError) {
+                try connection.unlisten(id: String(id))
+                var change = Google_Firestore_V1_TargetChange()
+                change.targetChangeType = .remove
+                change.targetIds = [id]
+                return [.with { $0.targetChange = change }]
+            } catch {
+                return [Self.removal(id, error)]
             }
         }
     }
@@ -153,23 +107,25 @@ final class ListenStream: @unchecked Sendable {
         return .with { $0.targetChange = change }
     }
 
-    /// Writes one event of the feed as Firestore's responses.
-    func send(_ event: ListenEvent, to writer: RPCWriter<Google_Firestore_V1_ListenResponse>) async throws {
+    /// One event of the feed as Firestore's responses. Throws what ends the stream (the feed ended the
+    /// connection: revoked, expired, or too slow a reader).
+    func responses(for event: ListenEvent) throws -> [Google_Firestore_V1_ListenResponse] {
         switch event {
         case .pong:
-            return
+            return []
         case .closed(let error, _):
             throw error
         case .requestError(let id, let error):
             guard let id, let number = Int32(id) else { throw error }
-            try await writer.write(Self.removal(number, error))
+            return [Self.removal(number, error)]
         case .targetError(let id, let error):
-            try await writer.write(Self.removal(Int32(id) ?? 0, error))
+            return [Self.removal(Int32(id) ?? 0, error)]
         case .snapshot(let snapshot):
-            guard let db = database, let id = Int32(snapshot.targetID) else { return }
+            guard let db = database, let id = Int32(snapshot.targetID) else { return [] }
             let readTime = FirestoreDatabase.proto(snapshot.readTime)
             let token = Data(snapshot.resumeToken.utf8)
             var responses: [Google_Firestore_V1_ListenResponse] = []
+            responses.reserveCapacity(snapshot.changes.count + 3)
             if snapshot.initial {
                 responses.append(.with { $0.targetChange = .with { $0.targetChangeType = .add; $0.targetIds = [id] } })
             }
@@ -217,7 +173,7 @@ final class ListenStream: @unchecked Sendable {
                     $0.readTime = readTime
                 }
             })
-            try await writer.write(contentsOf: responses)
+            return responses
         }
     }
 }

@@ -12,20 +12,21 @@ import Synchronization
 /// gRPC over one HTTP/2 connection, in the connection's pipeline after `NIOHTTP2Handler`: it keeps each
 /// stream's state in a dictionary (no channel per stream) and gathers the length-prefixed request messages.
 /// Commit and BatchGetDocuments are called on the event loop and answered there (a completion that comes on
-/// another thread, a commit's from the writer, hops back to the loop); every other call is handed to
-/// `GRPCServer`'s router as a stream, run in a task, whose writes come to the loop and wait while the peer
-/// does not read (`WireOutbound`).
+/// another thread, a commit's from the writer, hops back to the loop); Listen streams are served on the loop too
+/// (`FirestoreWireHandler+Listen.swift`); every other call is handed to `GRPCServer`'s router as a stream, run
+/// in a task, whose writes come to the loop and wait while the peer does not read (`WireOutbound`).
 final class FirestoreWireHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
     /// The RPCs answered on the event loop, by `:path`; the rest go to the router.
     enum Method: Sendable {
-        case commit, batchGet
+        case commit, batchGet, listen
 
         static let byPath: [String: Method] = [
             "/google.firestore.v1.Firestore/Commit": .commit,
             "/google.firestore.v1.Firestore/BatchGetDocuments": .batchGet,
+            "/google.firestore.v1.Firestore/Listen": .listen,
         ]
     }
 
@@ -59,6 +60,8 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         /// nil: handed to the router (`routed`).
         let method: Method?
         var routed: Routed?
+        /// A Listen stream's state (`method` is `.listen`).
+        var listen: WireListen?
         let authorization: String?
         /// Request bytes not yet gathered into a message.
         var pending: ByteBuffer?
@@ -67,13 +70,22 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         var requestEnded = false
         /// Response headers are written: the status goes in trailers, not in a trailers-only answer.
         var headersSent = false
+
+        /// The call ends before its answer: its task, or its feed connection, is let go.
+        func cancel() {
+            routed?.cancel()
+            listen?.end()
+        }
     }
 
     let service: FirestoreService
     let streamHandler: FirestoreWireServer.StreamHandler
     let logger: Logger
-    private var calls: [HTTP2StreamID: Call] = [:]
-    private var context: ChannelHandlerContext?
+    var calls: [HTTP2StreamID: Call] = [:]
+    private(set) var context: ChannelHandlerContext?
+    /// Listen streams with events to write, handed over from the feed's threads to this loop.
+    let readyListensRegistry: ReadyListensRegistry
+    private(set) var readyListens: ReadyListens?
     private var peer = ""
     /// Between a read and its `channelReadComplete`, where answers written are flushed together.
     private var reading = false
@@ -84,20 +96,23 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     /// The flow-control window each stream and the connection are kept at.
     static let window = 65_535
 
-    init(service: FirestoreService, streamHandler: @escaping FirestoreWireServer.StreamHandler, logger: Logger) {
+    init(service: FirestoreService, streamHandler: @escaping FirestoreWireServer.StreamHandler,
+         readyListens: ReadyListensRegistry, logger: Logger) {
         self.service = service
+        self.readyListensRegistry = readyListens
         self.streamHandler = streamHandler
         self.logger = logger
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        readyListens = readyListensRegistry.forLoop(context.eventLoop)
         peer = Self.peer(context.channel.remoteAddress)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
-        for call in calls.values { call.routed?.cancel() }
+        for call in calls.values { call.cancel() }
         calls.removeAll()
     }
 
@@ -128,7 +143,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             if case .byteBuffer(let bytes) = data.data { received(id, bytes) }
             if data.endStream { requestEnded(id) }
         case .rstStream:
-            calls.removeValue(forKey: id)?.routed?.cancel()
+            calls.removeValue(forKey: id)?.cancel()
         default:
             break
         }
@@ -146,7 +161,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case let closed as StreamClosedEvent:
-            calls.removeValue(forKey: closed.streamID)?.routed?.cancel()
+            calls.removeValue(forKey: closed.streamID)?.cancel()
             closeIfQuiet()
         case let window as NIOHTTP2WindowUpdatedEvent:
             // Gives back what the peer has sent once half the window is used (the connection's, and an open
@@ -164,11 +179,16 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         }
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { resumeListens() }
+        context.fireChannelWritabilityChanged()
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A stream's protocol error resets only that stream (NIOHTTP2 has sent RST_STREAM); anything else ends
         // the connection.
         if let streamError = error as? NIOHTTP2Errors.StreamError {
-            calls.removeValue(forKey: streamError.streamID)?.routed?.cancel()
+            calls.removeValue(forKey: streamError.streamID)?.cancel()
             return
         }
         context.close(promise: nil)
@@ -195,7 +215,9 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             return trailersOnly(id, RPCError(code: .unimplemented,
                                              message: "grpc-encoding \(encoding) is not supported; send uncompressed (identity) messages"))
         }
-        if let known = Method.byPath[path] {
+        if Method.byPath[path] == .listen {
+            startListen(id, authorization)
+        } else if let known = Method.byPath[path] {
             calls[id] = Call(method: known, authorization: authorization)
         } else {
             route(id, path, headers)
@@ -246,13 +268,11 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             let flag = pending.getInteger(at: pending.readerIndex, as: UInt8.self)!
             let length = Int(pending.getInteger(at: pending.readerIndex + 1, as: UInt32.self)!)
             if flag != 0 {
-                calls.removeValue(forKey: id)?.routed?.cancel()
-                return trailersOnly(id, RPCError(code: .internalError, message: "a compressed message arrived without grpc-encoding"))
+                return fail(id, RPCError(code: .internalError, message: "a compressed message arrived without grpc-encoding"))
             }
             if length > Limits.maxRequestBody {
-                calls.removeValue(forKey: id)?.routed?.cancel()
-                return trailersOnly(id, RPCError(code: .resourceExhausted,
-                                                 message: "The request message of \(length) bytes exceeds the limit of \(Limits.maxRequestBody) bytes"))
+                return fail(id, RPCError(code: .resourceExhausted,
+                                         message: "The request message of \(length) bytes exceeds the limit of \(Limits.maxRequestBody) bytes"))
             }
             guard pending.readableBytes >= 5 + length else { break }
             if let routed = call.routed {
@@ -263,7 +283,14 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             call.pending!.moveReaderIndex(forwardBy: 5 + length)
             if call.pending!.readableBytes == 0 { call.pending = nil }
         }
-        calls[id] = call
+        if call.listen != nil {
+            let messages = call.messages
+            call.messages = []
+            calls[id] = call
+            listenRequests(id, messages)
+        } else {
+            calls[id] = call
+        }
     }
 
     /// The request is complete: a unary call (and a server-streaming one) has exactly one message.
@@ -271,6 +298,10 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         guard var call = calls[id], !call.requestEnded else { return }
         call.requestEnded = true
         calls[id] = call
+        if call.listen != nil {
+            // The client half-closed: the stream ends, as it ends when the feed ends the connection.
+            return endListen(id, call.pending == nil ? nil : RPCError(code: .internalError, message: "The request ended inside a message"))
+        }
         if let routed = call.routed {
             if call.pending != nil {
                 routed.requests.finish(throwing: RPCError(code: .internalError, message: "The request ended inside a message"))
@@ -302,6 +333,8 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         case .commit:
             guard let request = decode(id, Google_Firestore_V1_CommitRequest.self, bytes) else { return }
             service.commit(request, caller) { result in answer.finish(result.map { [$0] }) }
+        case .listen:
+            break
         case .batchGet:
             guard let request = decode(id, Google_Firestore_V1_BatchGetDocumentsRequest.self, bytes) else { return }
             service.batchGet(request, caller, peer: peer, send: { answer.send($0) }, completion: { answer.finish($0.map { [Google_Firestore_V1_BatchGetDocumentsResponse]() }) })
@@ -467,7 +500,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer)))))
     }
 
-    private func sendHeaders(_ id: HTTP2StreamID) {
+    func sendHeaders(_ id: HTTP2StreamID) {
         guard var call = calls[id], !call.headersSent else { return }
         call.headersSent = true
         calls[id] = call
@@ -475,7 +508,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     }
 
     /// Ends a call with its status: in trailers after its messages, or trailers-only when nothing was sent.
-    private func finish(_ id: HTTP2StreamID, _ error: RPCError?) {
+    func finish(_ id: HTTP2StreamID, _ error: RPCError?) {
         guard let call = calls.removeValue(forKey: id) else { return }
         var trailers = call.headersSent ? HPACKHeaders() : Self.responseHeaders
         Self.status(error, into: &trailers)
@@ -483,11 +516,19 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         endWrite()
     }
 
-    private func trailersOnly(_ id: HTTP2StreamID, _ error: RPCError) {
+    func trailersOnly(_ id: HTTP2StreamID, _ error: RPCError) {
         var trailers = Self.responseHeaders
         Self.status(error, into: &trailers)
         write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))))
         endWrite()
+    }
+
+    /// Ends a call whose request failed: its task or feed connection is let go, and its status goes in
+    /// trailers, after the response headers when a streaming call has sent them.
+    func fail(_ id: HTTP2StreamID, _ error: RPCError) {
+        guard let call = calls[id] else { return trailersOnly(id, error) }
+        call.cancel()
+        finish(id, error)
     }
 
     /// A request that is not gRPC at all: answered with an HTTP status.
@@ -496,14 +537,17 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         endWrite()
     }
 
-    private func write(_ frame: HTTP2Frame) {
-        guard let context else { return }
-        context.write(wrapOutboundOut(frame), promise: nil)
+    func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>? = nil) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.write(wrapOutboundOut(frame), promise: promise)
         unflushed = true
     }
 
     /// Flushes now, unless a read is under way (its `channelReadComplete` flushes everything it answered).
-    private func endWrite() {
+    func endWrite() {
         if !reading, unflushed, let context {
             unflushed = false
             context.flush()

@@ -11,7 +11,8 @@ import NIOSSL
 
 /// Hearth's own gRPC transport under grpc-swift's `GRPCServer`: a listening socket whose connections run TLS
 /// (ALPN `h2`) when configured, `NIOHTTP2Handler`, and `FirestoreWireHandler`, which answers Commit and
-/// BatchGetDocuments in the connection's pipeline and hands every other call to the server's router as a stream.
+/// BatchGetDocuments and serves Listen streams in the connection's pipeline, and hands every other call to the
+/// server's router as a stream.
 final class FirestoreWireServer: ServerTransport, Sendable {
     typealias Bytes = [UInt8]
     typealias StreamHandler = @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void
@@ -26,6 +27,7 @@ final class FirestoreWireServer: ServerTransport, Sendable {
     private let quiesce: ServerQuiescingHelper
     private let done: EventLoopPromise<Void>
     private let stopping = NIOLockedValueBox(false)
+    private let readyListens = ReadyListensRegistry()
 
     init(host: String, port: Int, service: FirestoreService, tls: (any CertificateReloader)?, logger: Logger,
          onListening: @escaping @Sendable (Int) async -> Void) {
@@ -42,7 +44,7 @@ final class FirestoreWireServer: ServerTransport, Sendable {
             configuration.applicationProtocols = ["h2"]
             return try NIOSSLContext(configuration: configuration)
         }
-        let (service, logger, quiesce) = (service, logger, quiesce)
+        let (service, logger, quiesce, readyListens) = (service, logger, quiesce, readyListens)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -57,7 +59,8 @@ final class FirestoreWireServer: ServerTransport, Sendable {
                     let pipeline = channel.pipeline.syncOperations
                     if let sslContext { try pipeline.addHandler(NIOSSLServerHandler(context: sslContext)) }
                     try pipeline.addHandler(NIOHTTP2Handler(mode: .server, initialSettings: Self.settings))
-                    try pipeline.addHandler(FirestoreWireHandler(service: service, streamHandler: streamHandler, logger: logger))
+                    try pipeline.addHandler(FirestoreWireHandler(service: service, streamHandler: streamHandler,
+                                                                     readyListens: readyListens, logger: logger))
                 }
             }
             .bind(host: Self.bindHost(host), port: port).get()

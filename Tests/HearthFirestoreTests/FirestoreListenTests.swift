@@ -56,6 +56,93 @@ import Testing
         }
     }
 
+    /// Streams of one connection are written from its event loop together: one write reaches every one of them.
+    @Test func aWriteReachesEveryStreamOfOneConnection() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, http in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
+                let listeners = (1...20).map { _ in firestore.listen() }
+                for (k, listener) in listeners.enumerated() {
+                    listener.send(Self.queryTarget(firestore, id: Int32(k + 1), collection: "fans"))
+                    _ = try await listener.nextSnapshot()
+                }
+                #expect(try await http.put("/v1/docs/fans/a", #"{"n": 1}"#).status == 200)
+                for listener in listeners {
+                    #expect(Self.changedIDs(try await listener.nextSnapshot()) == ["a"])
+                    await listener.close()
+                }
+            }
+        }
+    }
+
+    /// A request a test sends: with no target change, or adding a query target in the client's database or
+    /// another one.
+    enum Sent: Sendable {
+        case noTarget
+        case target(database: String?)
+
+        func request(_ firestore: FirestoreTestClient) -> Google_Firestore_V1_ListenRequest {
+            switch self {
+            case .noTarget: return .with { $0.database = firestore.database }
+            case .target(let database):
+                var request = FirestoreListenTests.queryTarget(firestore, id: 1, collection: "c")
+                if let database { request.database = database }
+                return request
+            }
+        }
+    }
+
+    /// Requests that end the stream with INVALID_ARGUMENT, naming what was wrong.
+    static let streamEndingRequests: [(String, [Sent], String)] = [
+        ("no target change", [.noTarget], "add_target or remove_target"),
+        ("a malformed database", [.target(database: "projects/test")], "is not a database name"),
+        ("a second database", [.target(database: nil), .target(database: "projects/test/databases/other")],
+         "serves one database"),
+    ]
+
+    @Test(arguments: streamEndingRequests)
+    func aStreamEndingRequest(_ name: String, _ requests: [Sent], _ message: String) async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, _ in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
+                let listener = firestore.listen()
+                for request in requests { listener.send(request.request(firestore)) }
+                var ended: RPCError?
+                do {
+                    while true { _ = try await listener.next() }
+                } catch let error as RPCError {
+                    ended = error
+                }
+                #expect(ended?.code == .invalidArgument, "\(name)")
+                #expect(ended?.message.contains(message) == true, "\(name): \(ended?.message ?? "")")
+                await listener.close()
+            }
+        }
+    }
+
+    /// A request over the size limit ends the stream, whose headers are already sent, with RESOURCE_EXHAUSTED in
+    /// its trailers; the connection still serves.
+    @Test func aListenRequestOverTenMiBEndsTheStream() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, _ in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
+                let listener = firestore.listen()
+                var big = Self.queryTarget(firestore, id: 1, collection: "c")
+                big.labels = ["big": String(repeating: "x", count: 11_000_000)]
+                listener.send(big)
+                var ended: RPCError?
+                do {
+                    while true { _ = try await listener.next() }
+                } catch let error as RPCError {
+                    ended = error
+                }
+                #expect(ended?.code == .resourceExhausted, "\(String(describing: ended))")
+                await listener.close()
+                let next = firestore.listen()
+                next.send(Self.queryTarget(firestore, id: 1, collection: "c"))
+                _ = try await next.nextSnapshot()
+                await next.close()
+            }
+        }
+    }
+
     @Test func grpcWriteReachesAWebSocketListener() async throws {
         try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, _ in
             try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in

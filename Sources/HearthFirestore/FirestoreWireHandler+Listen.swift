@@ -1,0 +1,219 @@
+import GRPCCore
+import HearthCore
+import HearthEngine
+import HearthFirestoreProtos
+import NIOCore
+import NIOHTTP2
+import SwiftProtobuf
+import Synchronization
+
+/// Listen streams served on the connection's event loop, as the WebSocket endpoint serves its listeners: the
+/// client's requests are parsed as they arrive and handed to the stream's feed connection, and the feed's events
+/// are encoded and written from the loop when the connection says they are ready; no task per stream.
+///
+/// Backpressure: a stream's events are taken only while the socket is writable and fewer than
+/// `maxUnwrittenListen` of its responses wait to reach the socket (HTTP/2 flow control holds them for a peer
+/// that does not read). Until then they stay in the connection's bounded queue, where later snapshots of a target
+/// merge into waiting ones and a full queue ends the stream; writing resumes when the responses drain.
+extension FirestoreWireHandler {
+    /// One Listen stream's state. Used only on the connection's loop.
+    final class WireListen {
+        let stream: ListenStream
+        /// Responses written but not yet on the socket.
+        var unwritten = 0
+        /// Events were left queued because the peer was behind: taken again when it catches up.
+        var blocked = false
+        /// Ends the stream when the caller's access token expires.
+        var expiry: Scheduled<Void>?
+
+        init(stream: ListenStream) { self.stream = stream }
+
+        var connection: ListenConnection { stream.connection }
+
+        /// The stream is over: its feed connection drops its targets.
+        func end() {
+            expiry?.cancel()
+            expiry = nil
+            connection.close()
+        }
+    }
+
+    static let maxUnwrittenListen = 64
+
+    /// Opens a Listen stream: the caller is decided first (refused trailers-only), then a feed connection is
+    /// opened and the response headers go out.
+    func startListen(_ id: HTTP2StreamID, _ authorization: String?) {
+        guard let context, let readyListens else { return }
+        let caller: FirestoreCaller
+        do {
+            caller = try service.authenticate(authorization)
+        } catch {
+            return trailersOnly(id, FirestoreStatus.rpcError(error, logger: logger))
+        }
+        let connection = service.feed.connect(identity: caller.identity, session: caller.session, expires: caller.expires)
+        let listen = WireListen(stream: ListenStream(connection: connection))
+        var call = Call(method: .listen, authorization: nil)
+        call.listen = listen
+        calls[id] = call
+        sendHeaders(id)
+        endWrite()
+        if let expires = caller.expires {
+            // A user's access token ends the stream when it expires (the client reopens it with a fresh token and
+            // resumes), as it ends a WebSocket listener.
+            let left = ContinuousClock.now.duration(to: expires).components
+            let nanoseconds = max(0, left.seconds * 1_000_000_000 + left.attoseconds / 1_000_000_000)
+            listen.expiry = context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+                connection.terminate(.unauthenticated("the access token expired; reopen the stream with a fresh one and resume"),
+                                     closeCode: 1008)
+            }
+        }
+        let handle = ReadyListens.Handle(self)
+        connection.onEventsReady { [readyListens] in readyListens.schedule(handle, id) }
+    }
+
+    /// The client's request messages, in order: each is handed to the stream; a bad one ends it.
+    func listenRequests(_ id: HTTP2StreamID, _ messages: [ByteBuffer]) {
+        for bytes in messages {
+            guard let listen = calls[id]?.listen else { return }
+            let request: Google_Firestore_V1_ListenRequest
+            do {
+                request = try Google_Firestore_V1_ListenRequest(serializedBytes: Array(bytes.readableBytesView))
+            } catch {
+                return endListen(id, RPCError(code: .invalidArgument, message: "Can't deserialize to message of type ListenRequest."))
+            }
+            do {
+                writeListen(id, listen, try listen.stream.receive(request))
+            } catch {
+                return endListen(id, FirestoreStatus.rpcError(error, logger: logger))
+            }
+        }
+        endWrite()
+    }
+
+    /// Writes the ready events of the streams named (those the peer has caught up on), then flushes once.
+    func drainListens(_ ids: [HTTP2StreamID]) {
+        for id in ids { drainListen(id) }
+        endWrite()
+    }
+
+    /// Writes what the stream's connection has queued while the peer takes it.
+    func drainListen(_ id: HTTP2StreamID) {
+        guard let context, let listen = calls[id]?.listen else { return }
+        while true {
+            let writable = context.channel.isWritable && listen.unwritten < Self.maxUnwrittenListen
+            let (events, finished) = listen.connection.takeReady(writable: writable)
+            if events.isEmpty {
+                if finished { endListen(id, nil) } else if !writable { listen.blocked = true }
+                return
+            }
+            var responses: [Google_Firestore_V1_ListenResponse] = []
+            do {
+                for event in events { responses += try listen.stream.responses(for: event) }
+            } catch {
+                writeListen(id, listen, responses)
+                return endListen(id, FirestoreStatus.rpcError(error, logger: logger))
+            }
+            writeListen(id, listen, responses)
+            if finished { return endListen(id, nil) }
+        }
+    }
+
+    /// The streams that were left behind, once the socket drains.
+    func resumeListens() {
+        let blocked = calls.compactMap { id, call in call.listen?.blocked == true ? id : nil }
+        guard !blocked.isEmpty else { return }
+        for id in blocked { calls[id]?.listen?.blocked = false }
+        drainListens(blocked)
+    }
+
+    /// Writes a stream's responses as length-prefixed messages in one DATA frame (NIOHTTP2 splits it to the
+    /// peer's frame size and window): a peer parses one frame per snapshot, not one per message. Its write counts
+    /// them all off when it reaches the socket.
+    func writeListen(_ id: HTTP2StreamID, _ listen: WireListen, _ responses: [Google_Firestore_V1_ListenResponse]) {
+        guard let context, !responses.isEmpty else { return }
+        var buffer = context.channel.allocator.buffer(capacity: 256 * responses.count)
+        for response in responses {
+            let bytes: [UInt8]
+            do {
+                bytes = try response.serializedBytes()
+            } catch {
+                return endListen(id, FirestoreStatus.rpcError(error, logger: logger))
+            }
+            buffer.writeInteger(UInt8(0))
+            buffer.writeInteger(UInt32(bytes.count))
+            buffer.writeBytes(bytes)
+        }
+        let count = responses.count
+        listen.unwritten += count
+        let written = context.eventLoop.makePromise(of: Void.self)
+        let (handler, bound) = (NIOLoopBound(self, eventLoop: context.eventLoop), NIOLoopBound(listen, eventLoop: context.eventLoop))
+        written.futureResult.whenComplete { _ in
+            let listen = bound.value
+            listen.unwritten -= count
+            if listen.blocked, listen.unwritten < Self.maxUnwrittenListen {
+                listen.blocked = false
+                handler.value.drainListens([id])
+            }
+        }
+        write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer)))), promise: written)
+    }
+
+    /// Ends a stream with its status: OK when the client half-closed or the connection finished without an error.
+    func endListen(_ id: HTTP2StreamID, _ error: RPCError?) {
+        calls[id]?.listen?.end()
+        finish(id, error)
+    }
+}
+
+/// The Listen streams of one event loop's connections that have events to write: however many the feed makes
+/// ready at once, the loop is handed one task that writes them all, and each connection flushes once.
+final class ReadyListens: Sendable {
+    /// A handler as the feed's callbacks hold it: weakly, since its streams' connections hold the callbacks.
+    final class Handle: @unchecked Sendable {
+        weak var handler: FirestoreWireHandler?
+        init(_ handler: FirestoreWireHandler) { self.handler = handler }
+    }
+
+    private let state = Mutex<(ready: [(Handle, HTTP2StreamID)], scheduled: Bool)>(([], false))
+    let eventLoop: any EventLoop
+
+    init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
+
+    /// Writes the stream's events on the loop soon, with the others waiting.
+    func schedule(_ handle: Handle, _ id: HTTP2StreamID) {
+        let start = state.withLock { state in
+            state.ready.append((handle, id))
+            defer { state.scheduled = true }
+            return !state.scheduled
+        }
+        if start { eventLoop.execute { self.run() } }
+    }
+
+    private func run() {
+        let ready = state.withLock { state in
+            defer { state = ([], false) }
+            return state.ready
+        }
+        var written: [ObjectIdentifier: FirestoreWireHandler] = [:]
+        for (handle, id) in ready {
+            guard let handler = handle.handler else { continue }
+            handler.drainListen(id)
+            written[ObjectIdentifier(handler)] = handler
+        }
+        for handler in written.values { handler.endWrite() }
+    }
+}
+
+/// One `ReadyListens` per event loop, made on first use.
+final class ReadyListensRegistry: Sendable {
+    private let byLoop = Mutex<[ObjectIdentifier: ReadyListens]>([:])
+
+    func forLoop(_ eventLoop: any EventLoop) -> ReadyListens {
+        byLoop.withLock { byLoop in
+            if let ready = byLoop[ObjectIdentifier(eventLoop)] { return ready }
+            let ready = ReadyListens(eventLoop: eventLoop)
+            byLoop[ObjectIdentifier(eventLoop)] = ready
+            return ready
+        }
+    }
+}
