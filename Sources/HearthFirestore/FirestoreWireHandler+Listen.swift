@@ -203,17 +203,3 @@ final class ReadyListens: Sendable {
         for handler in written.values { handler.endWrite() }
     }
 }
-
-/// One `ReadyListens` per event loop, made on first use.
-final class ReadyListensRegistry: Sendable {
-    private let byLoop = Mutex<[ObjectIdentifier: ReadyListens]>([:])
-
-    func forLoop(_ eventLoop: any EventLoop) -> ReadyListens {
-        byLoop.withLock { byLoop in
-            if let ready = byLoop[ObjectIdentifier(eventLoop)] { return ready }
-            let ready = ReadyListens(eventLoop: eventLoop)
-            byLoop[ObjectIdentifier(eventLoop)] = ready
-            return ready
-        }
-    }
-}

@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCore
 import HearthCore
+import HearthEngine
 import HearthFirestoreProtos
 import Logging
 import NIOCore
@@ -84,7 +85,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     var calls: [HTTP2StreamID: Call] = [:]
     private(set) var context: ChannelHandlerContext?
     /// Listen streams with events to write, handed over from the feed's threads to this loop.
-    let readyListensRegistry: ReadyListensRegistry
+    let readyListensRegistry: PerEventLoop<ReadyListens>
     private(set) var readyListens: ReadyListens?
     private var peer = ""
     /// Between a read and its `channelReadComplete`, where answers written are flushed together.
@@ -97,7 +98,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     static let window = 65_535
 
     init(service: FirestoreService, streamHandler: @escaping FirestoreWireServer.StreamHandler,
-         readyListens: ReadyListensRegistry, logger: Logger) {
+         readyListens: PerEventLoop<ReadyListens>, logger: Logger) {
         self.service = service
         self.readyListensRegistry = readyListens
         self.streamHandler = streamHandler
@@ -106,7 +107,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        readyListens = readyListensRegistry.forLoop(context.eventLoop)
+        readyListens = readyListensRegistry(context.eventLoop)
         peer = Self.peer(context.channel.remoteAddress)
     }
 

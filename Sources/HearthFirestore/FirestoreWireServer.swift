@@ -1,5 +1,6 @@
 import GRPCCore
 import HearthCore
+import HearthEngine
 import Logging
 import NIOCertificateReloading
 import NIOConcurrencyHelpers
@@ -27,7 +28,7 @@ final class FirestoreWireServer: ServerTransport, Sendable {
     private let quiesce: ServerQuiescingHelper
     private let done: EventLoopPromise<Void>
     private let stopping = NIOLockedValueBox(false)
-    private let readyListens = ReadyListensRegistry()
+    private let readyListens = PerEventLoop { ReadyListens(eventLoop: $0) }
 
     init(host: String, port: Int, service: FirestoreService, tls: (any CertificateReloader)?, logger: Logger,
          onListening: @escaping @Sendable (Int) async -> Void) {

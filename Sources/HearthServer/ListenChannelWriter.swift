@@ -35,11 +35,11 @@ final class ListenChannelWriter: ChannelInboundHandler, RemovableChannelHandler,
     private var channel: (any Channel)?
     private var closeDecided = false
 
-    init(connection: ListenConnection, channel: any Channel, maxFrameBytes: Int, drains: LoopDrainRegistry) {
+    init(connection: ListenConnection, channel: any Channel, maxFrameBytes: Int, drains: PerEventLoop<LoopDrains>) {
         self.connection = connection
         self.maxFrameBytes = maxFrameBytes
         self.eventLoop = channel.eventLoop
-        self.drains = drains.drains(for: channel.eventLoop)
+        self.drains = drains(channel.eventLoop)
         self.closePromise = channel.eventLoop.makePromise(of: Close.self)
     }
 
@@ -229,19 +229,5 @@ final class LoopDrains: @unchecked Sendable {
         lastPayload = []
         lastFramed = nil
         if more { eventLoop.execute { self.run() } }
-    }
-}
-
-/// One `LoopDrains` per event loop, made on first use.
-final class LoopDrainRegistry: Sendable {
-    private let byLoop = NIOLockedValueBox<[ObjectIdentifier: LoopDrains]>([:])
-
-    func drains(for eventLoop: any EventLoop) -> LoopDrains {
-        byLoop.withLockedValue { byLoop in
-            if let drains = byLoop[ObjectIdentifier(eventLoop)] { return drains }
-            let drains = LoopDrains(eventLoop: eventLoop)
-            byLoop[ObjectIdentifier(eventLoop)] = drains
-            return drains
-        }
     }
 }

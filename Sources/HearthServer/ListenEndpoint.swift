@@ -16,7 +16,7 @@ struct ListenEndpoint: Sendable {
     let feed: ChangeFeed
     let authenticator: Authenticator
     /// The event loops' queues of connections with events to write.
-    let drains = LoopDrainRegistry()
+    let drains = PerEventLoop { LoopDrains(eventLoop: $0) }
 
     /// The path the protocol is served on.
     static let path = "/v1/listen"
