@@ -18,7 +18,7 @@ else
   OUT=${TMPDIR:-/tmp}/hearth-fuzz
   mkdir -p "$OUT"
 fi
-FLAGS="-O -sanitize=fuzzer -parse-as-library"
+FLAGS="-O -sanitize=fuzzer -parse-as-library -package-name hearth"
 swiftc $FLAGS -wmo -module-name HearthCore -emit-module -emit-library -static \
   $(find Sources/HearthCore -name '*.swift') -emit-module-path "$OUT/HearthCore.swiftmodule" \
   -o "$OUT/libHearthCore.a"
