@@ -42,14 +42,7 @@ package final class FirestoreTestClient: Sendable {
     package static func with<T: Sendable>(port: Int, token: String?, database: String = "(default)",
                                           _ body: (FirestoreTestClient) async throws -> T) async throws -> T {
         let client = try FirestoreTestClient(port: port, token: token, database: database)
-        do {
-            let result = try await body(client)
-            await client.close()
-            return result
-        } catch {
-            await client.close()
-            throw error
-        }
+        return try await withCleanup({ try await body(client) }, cleanup: { await client.close() })
     }
 
     // MARK: Calls the tests make often

@@ -132,14 +132,7 @@ public final class Harness: @unchecked Sendable {
                                _ body: (Harness) async throws -> T) async throws -> T {
         let harness = try await start(rules: rules, fixtures: fixtures, indexes: indexes, backend: backend, dev: dev,
                                       configure: configure)
-        do {
-            let result = try await body(harness)
-            await harness.stop()
-            return result
-        } catch {
-            await harness.stop()
-            throw error
-        }
+        return try await withCleanup({ try await body(harness) }, cleanup: { await harness.stop() })
     }
 
     /// The dataset with its objects' bytes copied to `folder/files/`, and their sources pointing there.

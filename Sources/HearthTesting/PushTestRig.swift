@@ -44,15 +44,9 @@ public struct PushTestRig: Sendable {
         fcm.trust(credentials)
         let apns = try await APNsTestServer.start(trusting: credentials)
         let rig = PushTestRig(apns: apns, fcm: fcm, credentials: credentials)
-        do {
-            let result = try await body(rig)
+        return try await withCleanup({ try await body(rig) }) {
             await apns.stop()
             await fcm.stop()
-            return result
-        } catch {
-            await apns.stop()
-            await fcm.stop()
-            throw error
         }
     }
 

@@ -80,15 +80,9 @@ public final class TestServer: Sendable {
                                _ body: (TestServer, HearthClient) async throws -> T) async throws -> T {
         let server = try await start(configure: configure)
         let client = server.client()
-        do {
-            let result = try await body(server, client)
+        return try await withCleanup({ try await body(server, client) }) {
             await client.close()
             await server.stop()
-            return result
-        } catch {
-            await client.close()
-            await server.stop()
-            throw error
         }
     }
 }

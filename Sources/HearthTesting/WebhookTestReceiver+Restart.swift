@@ -5,14 +5,7 @@ extension WebhookTestReceiver {
     /// Runs `body` with a receiver verifying with `secret`, stopped afterwards whatever `body` does.
     public static func with<T>(secret: String, _ body: (WebhookTestReceiver) async throws -> T) async throws -> T {
         let receiver = try await start(secret: secret)
-        do {
-            let result = try await body(receiver)
-            await receiver.stop()
-            return result
-        } catch {
-            await receiver.stop()
-            throw error
-        }
+        return try await withCleanup({ try await body(receiver) }, cleanup: { await receiver.stop() })
     }
 
     /// Function events that a `hearth` process killed with SIGKILL had not delivered, as the process restarted

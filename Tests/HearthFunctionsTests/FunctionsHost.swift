@@ -42,15 +42,9 @@ struct FunctionsHost {
         let server = try FunctionsServer(secret: secret, path: "/hooks", functions: functions)
         let group = ServiceGroup(configuration: .init(services: [server.application(port: port, logger: logger)], logger: logger))
         let running = Task { try await group.run() }
-        do {
-            let result = try await body()
+        return try await withCleanup({ try await body() }) {
             await group.triggerGracefulShutdown()
             _ = await running.result
-            return result
-        } catch {
-            await group.triggerGracefulShutdown()
-            _ = await running.result
-            throw error
         }
     }
 }

@@ -28,14 +28,7 @@ import Testing
     static func withSMTP<T>(_ options: SMTPTestServer.Options = .init(),
                             _ body: (SMTPTestServer) async throws -> T) async throws -> T {
         let smtp = try await SMTPTestServer.start(options)
-        do {
-            let result = try await body(smtp)
-            await smtp.stop()
-            return result
-        } catch {
-            await smtp.stop()
-            throw error
-        }
+        return try await withCleanup({ try await body(smtp) }, cleanup: { await smtp.stop() })
     }
 
     static func email(_ to: [String], subject: String = "Hello", text: String = "Hi there", html: String? = nil) -> String {

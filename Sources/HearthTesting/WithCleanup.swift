@@ -1,0 +1,13 @@
+/// Runs `body`, then `cleanup`, whether `body` returned or threw: an asynchronous `defer` for the peers and
+/// servers a test starts and must stop.
+public func withCleanup<T>(_ body: () async throws -> T, cleanup: () async -> Void) async throws -> T {
+    let result: T
+    do {
+        result = try await body()
+    } catch {
+        await cleanup()
+        throw error
+    }
+    await cleanup()
+    return result
+}
