@@ -16,7 +16,7 @@ extension DocExamples {
     /// session with `set -eu`. Answers what went wrong: a command that failed, or an answer that is not what
     /// its `# →` line says; empty when every example ran as printed.
     public func run(projectRoot: String = Self.projectRoot, timeout: Double = 180) async throws -> [String] {
-        let folder = NSTemporaryDirectory() + "hearth-docs-" + UUID().uuidString
+        let folder = TestFolders.path("hearth-docs")
         let state = folder + "/.state"
         let work = folder + "/work"
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)

@@ -5,7 +5,7 @@ public enum FixtureFolder {
     /// Writes `text` as `fixture.json` and each of `files` (relative name → bytes) in a new folder; answers
     /// the fixture file's path. Remove the folder with `remove(_:)`.
     public static func write(_ text: String, files: [String: [UInt8]] = [:]) throws -> String {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         for (name, bytes) in files {
             let path = folder + "/" + name
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,

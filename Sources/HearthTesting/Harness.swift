@@ -167,7 +167,7 @@ public final class Harness: @unchecked Sendable {
             }
             lock.withLock { self.server = server }
         case .process:
-            let folder = TestServer.temporaryDirectory()
+            let folder = TestFolders.make()
             // The child reads the dataset from a file, in the same format `hearth fixtures export` writes, with
             // the bytes of its objects copied beside it.
             let fixturePath = folder + "/fixture.json"

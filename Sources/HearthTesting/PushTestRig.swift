@@ -40,7 +40,7 @@ public struct PushTestRig: Sendable {
     /// Runs `body` with both services started, and stops them.
     public static func with<T>(_ body: (PushTestRig) async throws -> T) async throws -> T {
         let fcm = try await FCMTestServer.start()
-        let credentials = try PushTestCredentials.make(in: TestServer.temporaryDirectory(), tokenURI: fcm.tokenURI)
+        let credentials = try PushTestCredentials.make(in: TestFolders.make(), tokenURI: fcm.tokenURI)
         fcm.trust(credentials)
         let apns = try await APNsTestServer.start(trusting: credentials)
         let rig = PushTestRig(apns: apns, fcm: fcm, credentials: credentials)

@@ -64,7 +64,7 @@ public final class SMTPTestServer: @unchecked Sendable {
 
     private init(_ options: Options, timeout: Double) throws {
         let python = try Self.python()
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         port = try options.port ?? LoopbackPort.unused()
         var arguments = ["--port", "\(port)", "--out", folder + "/received.ndjson"]
         if options.startTLS || options.requireStartTLS || options.implicitTLS {

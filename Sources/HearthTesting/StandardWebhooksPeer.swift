@@ -22,7 +22,7 @@ public enum StandardWebhooksPeer {
     public static func sign(secret: String, _ messages: [Message]) async throws -> [String] {
         let python = try PeerPython.find(module: "standardwebhooks",
                                          purpose: "the functions kit's tests need standardwebhooks (the Standard Webhooks library, from PyPI)")
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/messages.json"
         let list = JSON.array(messages.map { .object([("id", .string($0.id)), ("timestamp", .int($0.timestamp)), ("body", .string($0.body))]) })

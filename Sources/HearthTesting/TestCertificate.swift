@@ -10,7 +10,7 @@ public struct TestCertificate: Sendable {
 
     /// Makes a new pair in `folder` (a new temporary folder when nil), named `name`.cert.pem and `name`.key.pem.
     public static func make(in folder: String? = nil, name: String = "server") async throws -> TestCertificate {
-        let folder = folder ?? TestServer.temporaryDirectory()
+        let folder = folder ?? TestFolders.make()
         let pair = TestCertificate(certificate: folder + "/\(name).cert.pem", key: folder + "/\(name).key.pem")
         let made = try await CommandResult.run(program: "/usr/bin/openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",

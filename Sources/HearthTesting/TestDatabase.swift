@@ -19,7 +19,7 @@ public final class TestDatabase: Sendable {
     /// document paths to wire JSON data, `dev` makes denials name the deciding rule.
     public static func open(rules: String? = nil, fileName: String = "test.rules", dev: Bool = true,
                             documents: [String: String] = [:], dataDirectory: String? = nil) async throws -> TestDatabase {
-        let folder = dataDirectory ?? TestServer.temporaryDirectory()
+        let folder = dataDirectory ?? TestFolders.make()
         var configuration = StorageConfiguration(dataDirectory: folder)
         configuration.synchronous = .normal
         configuration.readers = 1

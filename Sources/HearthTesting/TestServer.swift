@@ -28,7 +28,7 @@ public final class TestServer: Sendable {
                              configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
         var configuration = ServerConfiguration()
         configuration.port = 0
-        configuration.storage.dataDirectory = dataDirectory ?? Self.temporaryDirectory()
+        configuration.storage.dataDirectory = dataDirectory ?? TestFolders.make()
         configuration.logLevel = .warning
         configuration.adminKey = "hak_test_" + makeAutoID() + makeAutoID()
         configure(&configuration)
@@ -66,13 +66,6 @@ public final class TestServer: Sendable {
         await group.triggerGracefulShutdown()
         _ = try? await task.value
         if !keepData { try? FileManager.default.removeItem(atPath: dataDirectory) }
-    }
-
-    /// A new, empty folder under the system's temporary directory.
-    public static func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "hearth-test-" + makeAutoID()
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
     }
 
     /// Runs a body against a fresh server and a client, then stops the server.

@@ -37,7 +37,7 @@ public struct TusPeerClient: Sendable {
                        chunkSize: Int = 64 * 1024, stopAt: Int? = nil, url: String? = nil,
                        checksum: Bool = false) async throws -> Result {
         let python = try Self.python()
-        let out = TestServer.temporaryDirectory() + "/tus-result.json"
+        let out = TestFolders.make() + "/tus-result.json"
         var arguments = [Harness.projectFile("Tests/peers/tus_upload.py"), "--endpoint", endpoint, "--file", file,
                          "--out", out, "--chunk-size", "\(chunkSize)"]
         if let path { arguments += ["--path", path] }
@@ -47,7 +47,7 @@ public struct TusPeerClient: Sendable {
         if let stopAt { arguments += ["--stop-at", "\(stopAt)"] }
         if let url { arguments += ["--url", url] }
         if checksum { arguments.append("--checksum") }
-        let log = TestServer.temporaryDirectory() + "/tus-log.txt"
+        let log = TestFolders.make() + "/tus-log.txt"
         let status = try await RawHTTPConnection.onOwnThread { [arguments] in
             let fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             defer { close(fd) }

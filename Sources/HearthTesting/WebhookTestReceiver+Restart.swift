@@ -16,7 +16,7 @@ extension WebhookTestReceiver {
     /// delivered after the restart.
     public func deliveredAfterKill(events count: Int, arguments: [String], _ act: (ServerProcess) async throws -> Void)
         async throws -> (refused: [Received], delivered: [Received]) {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try answer([], then: .init(status: 503))
         let server = try await ServerProcess.start(dataDirectory: folder, arguments: arguments)

@@ -62,7 +62,7 @@ public final class WebhookTestReceiver: @unchecked Sendable {
     private init(secret: String, port: Int?, timeout: Double) throws {
         let python = try PeerPython.find(module: "standardwebhooks",
                                          purpose: "the functions end-to-end tests need standardwebhooks (the Standard Webhooks library, from PyPI)")
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         self.port = try port ?? LoopbackPort.unused()
         self.secret = secret
         let arguments = ["--port", "\(self.port)", "--secret", secret,

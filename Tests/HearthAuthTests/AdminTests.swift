@@ -61,7 +61,7 @@ import Testing
 
 @Suite struct AdminKeyTests {
     func temporaryDirectory() -> String {
-        NSTemporaryDirectory() + "hearth-auth-test-" + makeAutoID()
+        TestFolders.path("hearth-auth-test")
     }
 
     @Test func generatesAKeyFileWithMode0600AndReloadsIt() throws {

@@ -17,7 +17,7 @@ import Testing
     }
 
     static func temporaryFolder() -> String {
-        NSTemporaryDirectory() + "hearth-auth-store-" + makeAutoID()
+        TestFolders.path("hearth-auth-store")
     }
 
     @Test func conformsToTheStorageContract() async throws {

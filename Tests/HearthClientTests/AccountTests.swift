@@ -21,7 +21,7 @@ import Testing
         """
 
     static func rulesFile() throws -> String {
-        let path = TestServer.temporaryDirectory() + "/app.rules"
+        let path = TestFolders.make() + "/app.rules"
         try rules.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }

@@ -62,7 +62,7 @@ import Testing
     /// folder and port, with writes before, during the client's reconnect and after: the listener resumes from
     /// its last resume token and sees each change exactly once.
     @Test func aListenerResumesAcrossAServerRestartWithoutLosingOrRepeatingChanges() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let first = try await TestServer.start(dataDirectory: folder)
         let (port, key) = (first.port, first.adminKey)

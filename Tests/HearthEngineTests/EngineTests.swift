@@ -115,7 +115,7 @@ import Testing
     }
 
     @Test func closedStoreAnswersUnavailable() async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try Store(configuration: .init(dataDirectory: dir))
         let database = Database(storage: SQLiteDocumentStorage(store))

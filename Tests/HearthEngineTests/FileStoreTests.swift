@@ -428,7 +428,7 @@ import Testing
     // MARK: Crashes
 
     @Test func crashLeavesNothingVisibleAndReopeningSweeps() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let logger = Logger(label: "hearth.test") { _ in SwiftLogNoOpLogHandler() }
         var configuration = StorageConfiguration(dataDirectory: folder)
@@ -461,7 +461,7 @@ import Testing
     }
 
     @Test func aReadersStartDoesNotSweep() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let logger = Logger(label: "hearth.test") { _ in SwiftLogNoOpLogHandler() }
         var configuration = StorageConfiguration(dataDirectory: folder)

@@ -58,7 +58,7 @@ import Testing
     @Test func anExportLoadsBackToTheSameObjects() async throws {
         let source = try await TestDatabase.open()
         let copy = try await TestDatabase.open()
-        let out = TestServer.temporaryDirectory()
+        let out = TestFolders.make()
         defer {
             source.close()
             copy.close()

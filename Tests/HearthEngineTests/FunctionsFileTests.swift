@@ -142,7 +142,7 @@ import Testing
     }
 
     @Test func aBrokenFileKeepsTheOldOneAndAChangeIsPickedUp() async throws {
-        let path = TestServer.temporaryDirectory() + "/functions.json"
+        let path = TestFolders.make() + "/functions.json"
         try Self.text(trigger: "first").write(toFile: path, atomically: true, encoding: .utf8)
         let functions = FunctionsInForce()
         try functions.load(file: path)

@@ -30,7 +30,7 @@ import Testing
     ]
 
     @Test func anImportStoresWhatACommitOfTheSameSetsStores() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/lines.ndjson"
         let text = Self.lines.map { #"{"path": "\#($0.0)", "data": \#($0.1)}"# }.joined(separator: "\n") + "\n"
@@ -79,7 +79,7 @@ import Testing
         (["items/z", "items/a", "items/m", "items/b"], ["items/a", "items/b", "items/m", "items/z"]),
     ])
     func batchesBesideAndAroundAStoredDocument(paths: [String], found: [String]) async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/lines.ndjson"
         let text = paths.enumerated().map { #"{"path": "\#($1)", "data": {"n": \#($0 + 1)}}"# }.joined(separator: "\n") + "\n"

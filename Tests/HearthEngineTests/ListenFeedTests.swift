@@ -21,7 +21,7 @@ import Testing
 
         init(configuration: ListenConfiguration = .init(), authorizer: ListenAuthorizer? = nil, revocations: RevocationHub? = nil,
              identities: (@Sendable (ListenSession) async throws -> Identity?)? = nil) throws {
-            directory = TestServer.temporaryDirectory()
+            directory = TestFolders.make()
             var storeConfiguration = Store.Configuration(dataDirectory: directory)
             storeConfiguration.synchronous = .normal
             store = try Store(configuration: storeConfiguration)

@@ -12,7 +12,7 @@ import Testing
     /// still get that commit after its first snapshot. The writer hands a commit over before acknowledging
     /// it, so the commit below is kept by the time `commit` returns.
     @Test func aCommitKeptWhileNoTargetWasOpenReachesTheNextTarget() async throws {
-        let directory = TestServer.temporaryDirectory()
+        let directory = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = Store.Configuration(dataDirectory: directory)
         configuration.synchronous = .normal

@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func aCrashMidRequestLosesOnlyTheBytesNotYetCounted() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (storage, db) = try Self.openAsOwner(folder)
         let upload = try await db.startUpload("media/a.txt", length: 10, as: .admin, contentType: "text/plain")
@@ -122,7 +122,7 @@ import Testing
     }
 
     @Test func expiredUploadsAreRefusedAndSweptAtOpen() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (storage, db) = try Self.openAsOwner(folder)
         let gone = try await db.startUpload("a/gone", length: 4, as: .admin, lifetime: .zero)

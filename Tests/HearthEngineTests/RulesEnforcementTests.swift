@@ -274,7 +274,7 @@ import Logging
     }
 
     @Test func reloadingSwapsRulesAndABrokenFileKeepsTheOld() async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/app.rules"
         let allowAll = "rules_version = '2'; service cloud.firestore { match /databases/{d}/documents { match /{p=**} { allow read; } } }"

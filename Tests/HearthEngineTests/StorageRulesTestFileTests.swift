@@ -52,7 +52,7 @@ import Testing
     ]
 
     @Test(arguments: rows) func malformedCasesAreRefused(_ row: Row) async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Self.rules.write(toFile: folder + "/s.rules", atomically: true, encoding: .utf8)
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func createAndUpdateMustSayWhatIsStored() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Self.rules.write(toFile: folder + "/s.rules", atomically: true, encoding: .utf8)

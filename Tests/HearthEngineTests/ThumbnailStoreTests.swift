@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func thumbnailsOfBytesLostInACrashAreSwept() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let logger = Logger(label: "hearth.test") { _ in SwiftLogNoOpLogHandler() }
         var configuration = StorageConfiguration(dataDirectory: folder)

@@ -44,7 +44,7 @@ import Testing
 
     @Test(arguments: cases)
     func callerAndRules(_ c: Case) async throws {
-        let path = TestServer.temporaryDirectory() + "/app.rules"
+        let path = TestFolders.make() + "/app.rules"
         try Self.rules.write(toFile: path, atomically: true, encoding: .utf8)
         try await TestServer.with(configure: {
             $0.grpcPort = 0
@@ -76,7 +76,7 @@ import Testing
 
     /// Logging out revokes the session, and with it the user's Listen streams.
     @Test func loggingOutEndsTheUsersListenStream() async throws {
-        let path = TestServer.temporaryDirectory() + "/app.rules"
+        let path = TestFolders.make() + "/app.rules"
         try Self.rules.write(toFile: path, atomically: true, encoding: .utf8)
         try await TestServer.with(configure: {
             $0.grpcPort = 0

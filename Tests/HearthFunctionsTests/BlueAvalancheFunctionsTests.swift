@@ -132,7 +132,7 @@ import Testing
     static func withRig(start: Timestamp = .now(), _ body: (Rig) async throws -> Void) async throws {
         let networks = try await FakeNetworks.start()
         let fcm = try await FCMTestServer.start()
-        let credentials = try PushTestCredentials.make(in: TestServer.temporaryDirectory(), tokenURI: fcm.tokenURI)
+        let credentials = try PushTestCredentials.make(in: TestFolders.make(), tokenURI: fcm.tokenURI)
         fcm.trust(credentials)
         let apns = try await APNsTestServer.start(trusting: credentials)
         var apnsSettings = try APNsSettings(keyFile: credentials.apnsKeyFile, keyID: PushTestCredentials.apnsKeyID,
@@ -144,7 +144,7 @@ import Testing
         let secret = FunctionsEndToEndTests.secret()
         let port = try LoopbackPort.unused()
         let example = try String(contentsOfFile: Harness.projectFile("examples/BlueAvalancheFunctions/functions.json"), encoding: .utf8)
-        let file = TestServer.temporaryDirectory() + "/functions.json"
+        let file = TestFolders.make() + "/functions.json"
         try example.replacingOccurrences(of: "http://127.0.0.1:9000/hooks", with: "http://127.0.0.1:\(port)/hooks")
             .replacingOccurrences(of: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYqr", with: secret)
             .write(toFile: file, atomically: true, encoding: .utf8)

@@ -17,7 +17,7 @@ import Testing
         let endpoint = { (uid: String) in
             #"{"url": "\#(host.url)", "secret": "\#(host.secret)", "identity": {"uid": "\#(uid)", "claims": {"role": "worker"}}}"#
         }
-        let path = TestServer.temporaryDirectory() + "/functions.json"
+        let path = TestFolders.make() + "/functions.json"
         try """
             {"endpoints": {"expiring": \(endpoint("fn-expiring")), "revocable": \(endpoint("fn-revocable")), "live": \(endpoint("functions"))},
              "triggers": [{"name": "expiring", "on": "document.created", "path": "expiring/{id}", "endpoint": "expiring"},

@@ -53,14 +53,14 @@ import Testing
                                                       logger: logger))
         let running = Task { try await group.run() }
         defer { running.cancel() }
-        let file = TestServer.temporaryDirectory() + "/functions.json"
+        let file = TestFolders.make() + "/functions.json"
         try """
             {"endpoints": {"app": {"url": "http://127.0.0.1:\(port)/hooks", "secret": "\(secret)"\(identity.map { #", "identity": \#($0)"# } ?? "")}},
              "triggers": [{"name": "roundWritten", "on": "document.written", "path": "threads/{threadId}/rounds/{roundId}", "endpoint": "app"}]}
             """.write(toFile: file, atomically: true, encoding: .utf8)
         var rulesFile: String?
         if let rules {
-            rulesFile = TestServer.temporaryDirectory() + "/app.rules"
+            rulesFile = TestFolders.make() + "/app.rules"
             try rules.write(toFile: rulesFile!, atomically: true, encoding: .utf8)
         }
         try await TestServer.with(configure: { configuration in

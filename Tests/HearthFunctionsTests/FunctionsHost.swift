@@ -30,7 +30,7 @@ struct FunctionsHost {
         file["endpoints"] = endpoints.mapValues { endpoint in
             endpoint.merging(["url": url, "secret": secret]) { _, new in new }
         }
-        let path = TestServer.temporaryDirectory() + "/functions.json"
+        let path = TestFolders.make() + "/functions.json"
         try JSONSerialization.data(withJSONObject: file).write(to: URL(fileURLWithPath: path))
         return path
     }

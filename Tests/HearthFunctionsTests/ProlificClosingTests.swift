@@ -36,7 +36,7 @@ import Testing
                      _ body: (Harness, URL) async throws -> Void) async throws {
         let secret = FunctionsEndToEndTests.secret()
         let port = try LoopbackPort.unused()
-        let file = TestServer.temporaryDirectory() + "/functions.json"
+        let file = TestFolders.make() + "/functions.json"
         try """
             {"endpoints": {"app": {"url": "http://127.0.0.1:\(port)/hooks", "secret": "\(secret)", "identity": {"uid": "functions"}}},
              "timers": [{"name": "roundCloses", "path": "projects/{projectId}/rounds/{roundId}", "field": "closesAt", "endpoint": "app"}]}

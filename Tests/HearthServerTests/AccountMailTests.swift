@@ -2,6 +2,7 @@ import Foundation
 import HearthAuth
 import HearthCore
 @testable import HearthServer
+import HearthTesting
 import Testing
 
 /// How an account message is written from the templates, without a server: its link, its lifetime in
@@ -52,7 +53,7 @@ import Testing
     }
 
     @Test func aSubjectIsOneLineWhateverTheTemplate() throws {
-        let folder = NSTemporaryDirectory() + "hearth-subject-" + UUID().uuidString
+        let folder = TestFolders.path("hearth-subject")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try "\n  {{appName}}:\n new password\r\n for {{email}}  \n".write(toFile: folder + "/reset-password.subject.mustache",

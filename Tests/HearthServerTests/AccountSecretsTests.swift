@@ -59,7 +59,7 @@ import HearthAuth
     }
 
     @Test func databaseFileHoldsNoTokenInClear() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let server = try await TestServer.start(dataDirectory: folder, configure: { $0.useTestAccounts() })
         let client = server.client()
@@ -91,7 +91,7 @@ import HearthAuth
     }
 
     @Test func passwordsUseTheDefaultParametersAndAreRehashedWhenTheyChange() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // Default parameters: OWASP's m=19 MiB, t=2, p=1.
         do {

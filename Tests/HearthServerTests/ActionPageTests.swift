@@ -215,7 +215,7 @@ import Testing
     }
 
     @Test func operatorTemplatesReplaceTheSubjectAndThePages() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try "{{appName}}: a new password for {{email}}\n".write(toFile: folder + "/reset-password.subject.mustache",
                                                                atomically: true, encoding: .utf8)
@@ -255,7 +255,7 @@ import Testing
         ("welcome.mustache", "Hi", "welcome.mustache names no template"),
     ])
     func aBrokenTemplateStopsTheStartNamingTheFile(file: String, text: String, message: String) async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try text.write(toFile: folder + "/" + file, atomically: true, encoding: .utf8)
         do {
@@ -268,7 +268,7 @@ import Testing
     }
 
     @Test func theCommandLineStopsOnABrokenTemplate() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try "{{#link}}".write(toFile: folder + "/reset-password.text.mustache", atomically: true, encoding: .utf8)
         let (status, output) = try await HearthCLI.run(["serve", "--port", "0", "--data", folder + "/data", "--mail-templates", folder])

@@ -49,7 +49,7 @@ import Testing
     /// `hearth users` on a folder a server holds acts through that server (with the admin key it is given in
     /// `HEARTH_ADMIN_KEY`), so the server's answers show each change at once.
     @Test func commandLineActsThroughARunningServer() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let server = try await TestServer.start(dataDirectory: folder, configure: { $0.useTestAccounts() })
         let client = server.client()
@@ -121,7 +121,7 @@ import Testing
     /// `notes`, then stops the server.
     static func withNotesServer(_ body: (_ folder: String, _ server: ServerProcess, _ client: HearthClient) async throws -> Void)
         async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let rules = try RulesHTTPTests.writeRules("""
             rules_version = '2';

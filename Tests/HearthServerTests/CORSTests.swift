@@ -259,7 +259,7 @@ import Testing
     /// The origins come from the repeated flag, else the variable (commas), else the config file (a list or
     /// a string); a malformed one stops the start, naming it.
     @Test func theSettingFromFlagsVariableOrFile() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         let config = folder + "/hearth.json"
         try #"{"corsOrigin": ["https://file.example.com", "https://*.file.example.org"]}"#
             .write(toFile: config, atomically: true, encoding: .utf8)

@@ -15,7 +15,7 @@ import HearthServer
     static let count = #"{"query": {"from": "posts", "where": [["published", "==", true], ["views", ">=", 5]]}, "aggregations": {"n": {"count": {}}}}"#
 
     static func write(_ text: String) throws -> String {
-        let path = TestServer.temporaryDirectory() + "/firestore.indexes.json"
+        let path = TestFolders.make() + "/firestore.indexes.json"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -55,7 +55,7 @@ import HearthServer
         await indexed.stop()
 
         // A database written without the index gets it built when the server starts with the file.
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let before = try await TestServer.start(dataDirectory: dir)
         try await Self.seed(before.client())
@@ -70,10 +70,10 @@ import HearthServer
 
     @Test func aBrokenIndexFileStopsTheServerFromStarting() async throws {
         let file = try Self.write(#"{"indexes": [{"collectionGroup": "posts", "fields": [{"fieldPath": "views", "order": "ASCENDING"}]}]}"#)
-        let (status, output) = try await HearthCLI.run(["serve", "--port", "0", "--data", TestServer.temporaryDirectory(), "--indexes", file])
+        let (status, output) = try await HearthCLI.run(["serve", "--port", "0", "--data", TestFolders.make(), "--indexes", file])
         #expect(status != 0)
         #expect(output.contains("index file \(file): indexes[0] has 1 field(s); a composite index needs at least 2"), "\(output)")
-        let (missingStatus, missingOutput) = try await HearthCLI.run(["serve", "--port", "0", "--data", TestServer.temporaryDirectory(), "--indexes", "/nonexistent/indexes.json"])
+        let (missingStatus, missingOutput) = try await HearthCLI.run(["serve", "--port", "0", "--data", TestFolders.make(), "--indexes", "/nonexistent/indexes.json"])
         #expect(missingStatus != 0)
         #expect(missingOutput.contains("cannot read the index file /nonexistent/indexes.json"), "\(missingOutput)")
     }

@@ -13,7 +13,7 @@ import Testing
 
     /// At both durability levels: `NORMAL` (the default) acknowledges at commit, `FULL` after the WAL sync.
     @Test(arguments: ["NORMAL", "FULL"]) func acknowledgedWritesSurviveSIGKILL(synchronous: String) async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let server = try await ServerProcess.start(dataDirectory: dir, arguments: ["--synchronous", synchronous])
         let writers = 8
@@ -94,7 +94,7 @@ import Testing
     /// survives a SIGKILL whole. The writer's WAL appends are gathered per commit, so a failed append must
     /// fail its commit before anything of it is published.
     @Test func writesFailingForLackOfSpaceLeaveNothingAndLoseNothing() async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // 16,384 blocks of 512 bytes: 8 MiB per file, a few hundred of these documents.
         let server = try await ServerProcess.start(dataDirectory: dir, fileSizeBlocks: 16_384)
@@ -151,7 +151,7 @@ import Testing
     /// first goes on serving; once the first has stopped, even by SIGKILL, the folder serves again with every
     /// acknowledged write.
     @Test func aSecondServerOnTheSameFolderRefusesToStart() async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let first = try await ServerProcess.start(dataDirectory: dir)
         let client = first.client()
@@ -177,7 +177,7 @@ import Testing
     /// Stopping ends with status 0 every time, not just once.
     @Test func everySigtermStopExitsCleanly() async throws {
         for _ in 0..<6 {
-            let dir = TestServer.temporaryDirectory()
+            let dir = TestFolders.make()
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let server = try await ServerProcess.start(dataDirectory: dir)
             server.signal(SIGTERM)
@@ -186,7 +186,7 @@ import Testing
     }
 
     @Test func sigtermShutsDownGracefully() async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let server = try await ServerProcess.start(dataDirectory: dir)
         let client = server.client()

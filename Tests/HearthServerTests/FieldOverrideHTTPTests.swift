@@ -86,7 +86,7 @@ import HearthServer
 
     @Test func aBrokenOverrideStopsTheServerFromStarting() async throws {
         let file = try CompositeIndexHTTPTests.write(#"{"fieldOverrides": [{"collectionGroup": "letters", "fieldPath": "body", "indexes": [{"order": "SIDEWAYS"}]}]}"#)
-        let (status, output) = try await HearthCLI.run(["serve", "--port", "0", "--data", TestServer.temporaryDirectory(), "--indexes", file])
+        let (status, output) = try await HearthCLI.run(["serve", "--port", "0", "--data", TestFolders.make(), "--indexes", file])
         #expect(status != 0)
         #expect(output.contains("index file \(file): fieldOverrides[0].indexes[0] needs exactly one of \"order\": ASCENDING or DESCENDING, or \"arrayConfig\": CONTAINS"), "\(output)")
     }

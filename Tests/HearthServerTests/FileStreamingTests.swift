@@ -122,7 +122,7 @@ import Testing
     @Test func aLargeObjectStreamsThroughTheServer() async throws {
         // Megabytes made and compared: on threads of their own, not the ones the other tests' tasks need.
         try await HeavyWork.run {
-            let dir = TestServer.temporaryDirectory()
+            let dir = TestFolders.make()
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let server = try await ServerProcess.start(dataDirectory: dir)
             let client = server.client()

@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test func theCommandLineLoadsAndExports() async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let data = dir + "/data"
         // Prolific's accounts and documents without its files: a data folder holding files exports only beside a

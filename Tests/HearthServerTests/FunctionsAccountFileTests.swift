@@ -12,7 +12,7 @@ import Testing
     /// A functions file sending account and file events (under `photos/{uid}/{name}`) and the creations of
     /// `posts/{postId}` to `url`; the endpoint declares `identity` when given.
     static func functionsFile(url: String, secret: String, identity: String? = nil) throws -> String {
-        let path = TestServer.temporaryDirectory() + "/functions.json"
+        let path = TestFolders.make() + "/functions.json"
         let text = """
             {"endpoints": {"app": {"url": "\(url)", "secret": "\(secret)"\(identity.map { ", \"identity\": \($0)" } ?? "")}},
              "triggers": [{"name": "userCreated", "on": "user.created", "endpoint": "app"},
@@ -132,7 +132,7 @@ import Testing
 
     /// A handler uses the token its event carries to read what the rules allow only to the endpoint's identity.
     @Test func anEventCarriesATokenForTheEndpointsIdentityThatRulesAccept() async throws {
-        let rules = TestServer.temporaryDirectory() + "/app.rules"
+        let rules = TestFolders.make() + "/app.rules"
         try Self.rules.write(toFile: rules, atomically: true, encoding: .utf8)
         try await Self.with(identity: #"{"uid": "functions", "claims": {"role": "worker"}}"#, configure: { $0.rulesFile = rules }) { receiver, _, client in
             try receiver.answer([], then: .init(status: 503))
@@ -177,7 +177,7 @@ import Testing
     /// With no server running, `hearth users` records the events of the functions file it is told of; a server
     /// started later with that file delivers them.
     @Test func accountsChangedWithNoServerRunningAreDeliveredByTheNextServer() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try await WebhookTestReceiver.with(secret: FunctionsDeliveryTests.secret()) { receiver in
             let file = try Self.functionsFile(url: receiver.url, secret: receiver.secret)

@@ -10,7 +10,7 @@ import Testing
 /// apps' functions take: publish a post at its `publishAt`, and a daily reminder at 09:00 Paris time.
 @Suite(.serialized) struct FunctionsClockTests {
     static func functionsFile(url: String, secret: String) throws -> String {
-        let path = TestServer.temporaryDirectory() + "/functions.json"
+        let path = TestFolders.make() + "/functions.json"
         try """
             {"endpoints": {"app": {"url": "\(url)", "secret": "\(secret)"}},
              "schedules": [{"name": "dailyReminder", "cron": "0 9 * * *", "timeZone": "Europe/Paris", "endpoint": "app"}],
@@ -74,7 +74,7 @@ import Testing
         try await WebhookTestReceiver.with(secret: secret) { receiver in
             let clock = ManualClock(.at("2026-11-26T07:30:00Z"))
             let file = try Self.functionsFile(url: receiver.url, secret: secret)
-            let folder = TestServer.temporaryDirectory()
+            let folder = TestFolders.make()
             let configure: (inout ServerConfiguration) -> Void = { configuration in
                 configuration.functionsFile = file
                 configuration.functionsClock = clock.function

@@ -14,7 +14,7 @@ import Testing
 
     /// A functions file sending every write of `posts/{postId}` to `url`.
     static func functionsFile(url: String, secret: String) throws -> String {
-        let path = TestServer.temporaryDirectory() + "/functions.json"
+        let path = TestFolders.make() + "/functions.json"
         let text = """
             {"endpoints": {"app": {"url": "\(url)", "secret": "\(secret)"}},
              "triggers": [{"name": "postWritten", "on": "document.written", "path": "posts/{postId}", "endpoint": "app"}]}
@@ -134,7 +134,7 @@ import Testing
     @Test func aKillBeforeTheAcknowledgementCommitsSendsTheEventAgainWithItsID() async throws {
         let secret = Self.secret()
         let receiver = try await WebhookTestReceiver.start(secret: secret)
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         do {
             try receiver.answer([.init(status: 200, delay: 20)], then: .init(status: 200))
@@ -249,7 +249,7 @@ import Testing
     static func slowAndFast(_ slow: WebhookTestReceiver, _ slowSecret: String, _ fast: WebhookTestReceiver,
                             _ fastSecret: String) async throws {
         try slow.answer([], then: .init(status: 200, delay: 25))
-        let path = TestServer.temporaryDirectory() + "/functions.json"
+        let path = TestFolders.make() + "/functions.json"
         try """
             {"endpoints": {"slow": {"url": "\(slow.url)", "secret": "\(slowSecret)"}, "fast": {"url": "\(fast.url)", "secret": "\(fastSecret)"}},
              "triggers": [{"name": "post", "on": "document.created", "path": "posts/{p}", "endpoint": "slow"},
@@ -278,7 +278,7 @@ import Testing
         ("{\"endpoints\": {}}", ["--functions-timeout", "4000"], "functionsTimeout must be seconds from 0.1 to 3600, got 4000"),
     ])
     func badFunctionsSettingsStopTheStart(file: String, arguments: [String], message: String) async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try file.write(toFile: folder + "/functions.json", atomically: true, encoding: .utf8)
         let (status, output) = try await HearthCLI.run(["serve", "--port", "0", "--data", folder + "/data",
@@ -287,7 +287,7 @@ import Testing
     }
 
     @Test func checkNamesTheMistakeAndItsPlace() async throws {
-        let path = TestServer.temporaryDirectory() + "/functions.json"
+        let path = TestFolders.make() + "/functions.json"
         try #"{"endpoints": {}, "triggers": [{"name": "a", "on": "user.created", "endpoint": "x"}]}"#
             .write(toFile: path, atomically: true, encoding: .utf8)
         let bad = try await HearthCLI.run(["functions", "check", path])

@@ -38,7 +38,7 @@ import Testing
     }
 
     static func write(_ text: String, name: String) throws -> String {
-        let path = TestServer.temporaryDirectory() + "/" + name
+        let path = TestFolders.make() + "/" + name
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -79,7 +79,7 @@ import Testing
 
     @Test(arguments: inputs) func aFileIsImportedWithProgress(input: Input) async throws {
         let file = try Self.write(input.text(), name: input.name)
-        let folder = TestServer.temporaryDirectory() + "/data"
+        let folder = TestFolders.make() + "/data"
         let r = try await CommandResult.run(["import", file, "--data", folder, "--batch", "300"])
         #expect(r.status == 0, "\(r.errorOutput)")
         #expect(r.errorOutput.contains("hearth import: done: \(Self.documents) documents from \(file) are in \(folder)"), "\(r.errorOutput)")
@@ -98,11 +98,11 @@ import Testing
     /// The NDJSON `hearth export` writes imports into another folder as the same documents, which a server then
     /// finds by query.
     @Test func anExportImportsAsTheSameDocuments() async throws {
-        let source = TestServer.temporaryDirectory() + "/source"
+        let source = TestFolders.make() + "/source"
         #expect(try await CommandResult.run(["import", try Self.write(Self.fixture(300), name: "f.json"), "--data", source]).status == 0)
         let export = try await CommandResult.run(["export", "--data", source, "-o", source + ".ndjson"])
         #expect(export.status == 0, "\(export.errorOutput)")
-        let copy = TestServer.temporaryDirectory() + "/copy"
+        let copy = TestFolders.make() + "/copy"
         let r = try await CommandResult.run(["import", source + ".ndjson", "--data", copy])
         #expect(r.status == 0, "\(r.errorOutput)")
         #expect(try await Self.exported(copy) == Self.expected(300))
@@ -118,7 +118,7 @@ import Testing
     @Test(arguments: [("docs.ndjson", "KILL"), ("docs.ndjson", "INT"), ("fixture.json", "KILL"), ("fixture.json", "INT")])
     func anInterruptedImportResumesWhereItStopped(name: String, signal: String) async throws {
         let file = try Self.write(name.hasSuffix(".ndjson") ? Self.ndjson() : Self.fixture(), name: name)
-        let folder = TestServer.temporaryDirectory() + "/data"
+        let folder = TestFolders.make() + "/data"
         let first = try await CommandResult.run(["import", file, "--data", folder, "--batch", "200", "--raise-after-batches", "3:\(signal)"])
         if signal == "KILL" {
             #expect(first.status == 128 + SIGKILL || first.status == SIGKILL, "status \(first.status)")
@@ -152,7 +152,7 @@ import Testing
         let good = lines[4]
         lines[4] = bad
         let file = try Self.write(lines.joined(separator: "\n") + "\n", name: "bad.ndjson")
-        let folder = TestServer.temporaryDirectory() + "/data"
+        let folder = TestFolders.make() + "/data"
         let r = try await CommandResult.run(["import", file, "--data", folder, "--batch", "3"])
         #expect(r.status == 1)
         #expect(r.errorOutput.contains(message), "\(r.errorOutput)")
@@ -171,7 +171,7 @@ import Testing
         var text = Self.fixture(10)
         text = text.replacingOccurrences(of: #""n":7,"#, with: #""n":{"$int":"x"},"#)
         let file = try Self.write(text, name: "broken.json")
-        let folder = TestServer.temporaryDirectory() + "/data"
+        let folder = TestFolders.make() + "/data"
         let r = try await CommandResult.run(["import", file, "--data", folder, "--batch", "4"])
         #expect(r.status == 1)
         // Line 1 is `{`, 2 the accounts, 3 `"documents": {`, so document 7 is on line 11.
@@ -182,7 +182,7 @@ import Testing
     /// A file changed before where an import stopped is not resumed (its offsets mean something else).
     @Test func aFileChangedBeforeTheStopIsNotResumed() async throws {
         let file = try Self.write(Self.ndjson(), name: "docs.ndjson")
-        let folder = TestServer.temporaryDirectory() + "/data"
+        let folder = TestFolders.make() + "/data"
         _ = try await CommandResult.run(["import", file, "--data", folder, "--batch", "200", "--raise-after-batches", "2:KILL"])
         try ("\n" + Self.ndjson()).write(toFile: file, atomically: true, encoding: .utf8)
         let r = try await CommandResult.run(["import", file, "--data", folder])
@@ -195,7 +195,7 @@ import Testing
     }
 
     @Test func aMissingFileChangesNothing() async throws {
-        let folder = TestServer.temporaryDirectory() + "/data"
+        let folder = TestFolders.make() + "/data"
         let r = try await CommandResult.run(["import", folder + "/nope.ndjson", "--data", folder])
         #expect(r.status == 1)
         #expect(r.errorOutput.contains("hearth import: no such file: \(folder)/nope.ndjson"), "\(r.errorOutput)")
@@ -205,7 +205,7 @@ import Testing
     /// A server holds the folder: the import refuses, naming it and its pid; a server cannot start on a folder
     /// an import holds either (the lock is the folder's).
     @Test func aServerOnTheFolderIsNamed() async throws {
-        let folder = TestServer.temporaryDirectory() + "/data"
+        let folder = TestFolders.make() + "/data"
         let server = try await ServerProcess.start(dataDirectory: folder)
         let file = try Self.write(Self.ndjson(10), name: "docs.ndjson")
         let r = try await CommandResult.run(["import", file, "--data", folder])

@@ -163,7 +163,7 @@ import Testing
     @Test func hearthOutboxListsAndRetriesDeadMessagesThroughTheServerOrOnTheFile() async throws {
         var options = SMTPTestServer.Options()
         options.reject = ["nobody@example.com"]
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try await Self.withSMTP(options) { smtp in
             let server = try await TestServer.start(dataDirectory: folder, configure: Self.configure("smtp://127.0.0.1:\(smtp.port)"))
@@ -220,7 +220,7 @@ import Testing
 
     @Test func messagesQueuedBeforeARestartAreDeliveredAfterIt() async throws {
         let port = try LoopbackPort.unused()
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let first = try await TestServer.start(dataDirectory: folder, configure: Self.configure("smtp://127.0.0.1:\(port)"))
         let client = first.client()
@@ -303,7 +303,7 @@ import Testing
         (["--mail-from", "a@example.com"], "mailFrom and smtpCaFile need smtpUrl"),
     ])
     func badMailSettingsStopTheStart(arguments: [String], message: String) async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (status, output) = try await HearthCLI.run(["serve", "--port", "0", "--data", folder] + arguments)
         #expect(status != 0 && output.contains(message), "\(output)")

@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test(arguments: loads) func residentMemoryStaysBounded(load: Load) async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let server = try await ServerProcess.start(dataDirectory: dir, arguments: load.arguments)
         try await Self.send(0..<load.baseline, load, to: server)

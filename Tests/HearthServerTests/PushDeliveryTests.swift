@@ -226,7 +226,7 @@ import Testing
     @Test func credentialsTheServicesDoNotKnowAreDeadWithTheirReason() async throws {
         try await Self.withRig { rig in
             // Keys of another team and another service account, with the same ids: signatures that do not verify.
-            let strangers = try PushTestCredentials.make(in: TestServer.temporaryDirectory(), tokenURI: rig.fcm.tokenURI)
+            let strangers = try PushTestCredentials.make(in: TestFolders.make(), tokenURI: rig.fcm.tokenURI)
             let settings = try rig.settings(keys: strangers)
             try await TestServer.with(configure: rig.configure(settings)) { _, client in
                 let user = try await client.signedUp("ann@example.com", Self.password)

@@ -138,7 +138,7 @@ import Testing
     /// after the restart, to the token registered before it (opened with the data folder's key).
     @Test func queuedNotificationsSurviveSIGKILL() async throws {
         try await PushDeliveryTests.withRig { rig in
-            let folder = TestServer.temporaryDirectory()
+            let folder = TestFolders.make()
             let unreachable = try UnreachablePort()
             func arguments(_ url: String) -> [String] {
                 ["--apns-key", rig.credentials.apnsKeyFile, "--apns-key-id", PushTestCredentials.apnsKeyID,
@@ -195,7 +195,7 @@ import Testing
     /// A key or credentials file that does not load is an error at start, naming the setting and the file.
     @Test(arguments: brokenSettings)
     func brokenPushSettingsAreRefusedAtStart(_ row: BrokenSetting) throws {
-        let file = TestServer.temporaryDirectory() + "-push-setting"
+        let file = TestFolders.make() + "-push-setting"
         if let write = row.write {
             let text = write == "P384" ? PushTestCredentials.p384KeyPEM() : write
             try text.write(toFile: file, atomically: true, encoding: .utf8)
@@ -215,7 +215,7 @@ import Testing
 
     /// `hearth serve` stops at start on a key that does not load, with the message.
     @Test func hearthServeRefusesABrokenAPNsKey() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         let result = try await HearthCLI.run(["serve", "--data", folder, "--port", "0", "--apns-key", folder + "/nope.p8",
                                               "--apns-key-id", "K", "--apns-team-id", "T", "--apns-topic", "com.example"])
         #expect(result.status != 0)

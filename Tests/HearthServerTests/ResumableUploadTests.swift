@@ -17,7 +17,7 @@ import Testing
             state = state &* 1_664_525 &+ 1_013_904_223
             return UInt8(truncatingIfNeeded: state >> 24)
         }
-        let path = TestServer.temporaryDirectory() + "/source.bin"
+        let path = TestFolders.make() + "/source.bin"
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return (path, bytes)
     }
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test func tuspyGoesOnAfterTheServerIsKilledMidRequest() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (file, bytes) = try Self.sourceFile(3 << 20, seed: 11)
         let adminKey = "test-admin-key-" + UUID().uuidString
@@ -130,7 +130,7 @@ import Testing
     @Test func aLargeUploadGoesThroughInBoundedMemory() async throws {
         // Megabytes made and sent: on threads of their own, not the ones the other tests' tasks need.
         try await HeavyWork.run {
-            let dir = TestServer.temporaryDirectory()
+            let dir = TestFolders.make()
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let server = try await ServerProcess.start(dataDirectory: dir)
             defer { server.signal(SIGKILL) }

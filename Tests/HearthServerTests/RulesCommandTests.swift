@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func aFailingCaseAndABrokenFileAreReported() async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try "service cloud.firestore { match /databases/{d}/documents { match /a/{id} { allow get: if true; } } }"
             .write(toFile: dir + "/ok.rules", atomically: true, encoding: .utf8)
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func rulesCheckPrintsCaretDiagnostics() async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let good = dir + "/good.rules", bad = dir + "/bad.rules"
         try "service cloud.firestore { match /databases/{d}/documents { match /a/{id} { allow read; } } }"
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func serveRefusesABrokenRulesFile() async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try "service cloud.firestore { match /x { allow read: if (; } }".write(toFile: dir + "/bad.rules", atomically: true, encoding: .utf8)
         let result = try await CommandResult.run(["serve", "--port", "0", "--data", dir + "/data", "--rules", dir + "/bad.rules"], timeout: 30)
@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func withoutRulesTheStartUpLogSaysHowToPassThem() async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let server = try await ServerProcess.start(dataDirectory: dir)
         let client = server.client(as: .nobody)
@@ -107,7 +107,7 @@ import Testing
 
     /// SIGHUP reloads even when the file's stamp (time and size) did not change; a broken file keeps the old rules.
     @Test func sighupReloadsTheRules() async throws {
-        let dir = TestServer.temporaryDirectory()
+        let dir = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/app.rules"
         let open = "rules_version = '2'; service cloud.firestore { match /databases/{d}/documents { match /a/{id} { allow read: if true ; } } }"

@@ -72,7 +72,7 @@ import HearthServer
     }
 
     static func writeRules(_ text: String) throws -> String {
-        let path = TestServer.temporaryDirectory() + "/app.rules"
+        let path = TestFolders.make() + "/app.rules"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }

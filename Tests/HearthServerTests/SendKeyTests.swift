@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func anEmailSentTwiceUnderOneKeyIsQueuedOnceAlsoAfterARestart() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (body, headers) = Self.email("ann@example.com", key: "invite-42")
         let server = try await TestServer.start(dataDirectory: folder, keepData: true, configure: { $0.useTestAccounts() })

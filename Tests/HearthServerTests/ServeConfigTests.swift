@@ -7,13 +7,13 @@ import Testing
 /// setting the file may hold takes effect; a broken file stops the server before it starts, saying why.
 @Suite struct ServeConfigTests {
     static func write(_ text: String) throws -> String {
-        let path = TestServer.temporaryDirectory() + "/hearth.json"
+        let path = TestFolders.make() + "/hearth.json"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
 
     @Test func everySettingOfTheFileTakesEffectAndFlagsWin() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         let rules = try RulesHTTPTests.writeRules("""
             rules_version = '2';
             service cloud.firestore {
@@ -53,7 +53,7 @@ import Testing
 
     /// The connection timeouts come from flags or the file (flags first), in seconds with a fraction.
     @Test func connectionTimeoutsComeFromFlagsOrTheFile() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         let config = try Self.write(#"{"idleTimeout": 30, "requestHeadTimeout": 0.3, "requestBodyTimeout": 0.3}"#)
         let server = try await ServerProcess.launch(["serve", "--config", config, "--port", "0", "--data", folder,
                                                      "--idle-timeout", "0.3"])
@@ -77,7 +77,7 @@ import Testing
                       ([], ["HEARTH_INDEX_WRITES": "immediate"], ""),
                       ([], [:], #"{"indexWrites": "deferred"}"#)])
     func theOldIndexWritesSettingStartsWithAWarning(flags: [String], environment: [String: String], file: String) async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let config = file.isEmpty ? [] : ["--config", try Self.write(file)]
         let server = try await ServerProcess.launch(["serve", "--port", "0", "--data", folder + "/data"] + flags + config,
@@ -89,7 +89,7 @@ import Testing
     }
 
     @Test func aBrokenFileStopsTheServerSayingWhy() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         let cases: [(String, String)] = [
             (#"{"colour": "blue"}"#, "unknown key 'colour'"),
             (#"{"port": [8080]}"#, "'port' in"),

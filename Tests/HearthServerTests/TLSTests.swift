@@ -9,7 +9,7 @@ import Testing
 @Suite struct TLSTests {
     /// The files the server is started with, in a folder of their own; a test copies certificates over them.
     struct Served {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         var certificate: String { folder + "/served.cert.pem" }
         var key: String { folder + "/served.key.pem" }
 
@@ -43,7 +43,7 @@ import Testing
         let second = try await TestCertificate.make(name: "second")
         let served = Served()
         try served.install(first)
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         let server = try await ServerProcess.start(dataDirectory: folder, arguments: [
             "--tls-cert", served.certificate, "--tls-key", served.key, "--grpc-port", "0",
             "--cors-origin", "https://app.example.com",
@@ -117,7 +117,7 @@ import Testing
     func brokenFilesRefuseTheStart(_ broken: Broken) async throws {
         let pair = try await TestCertificate.make()
         let other = try await TestCertificate.make(name: "other")
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         let garbage = folder + "/garbage.pem"
         try "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n"
             .write(toFile: garbage, atomically: true, encoding: .utf8)

@@ -27,7 +27,7 @@ import Testing
     /// the folder and its admin key in the folder's `admin.key` (none is configured), and the server's listeners
     /// see the documents. A wrong key is refused first, changing nothing.
     @Test func fixturesLoadFromTheCommandLineReachesOpenListeners() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         let (file, fixtureFolder) = try Self.fixtureFile()
         defer {
             try? FileManager.default.removeItem(atPath: folder)
@@ -104,8 +104,8 @@ import Testing
     /// stops the tools, changing nothing, until the server serves it.
     @Test(arguments: Transport.allCases)
     func toolsReachARunningServerWhateverItServes(_ transport: Transport) async throws {
-        let folder = TestServer.temporaryDirectory()
-        let certificates = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
+        let certificates = TestFolders.make()
         let (file, fixtureFolder) = try Self.fixtureFile()
         defer {
             for path in [folder, certificates, fixtureFolder] { try? FileManager.default.removeItem(atPath: path) }
@@ -173,7 +173,7 @@ import Testing
     /// With no server running, every tool opens the folder itself (holding its lock while it works), and a
     /// server started afterwards serves what they wrote.
     @Test func toolsOpenTheFolderThemselvesWhenNoServerRuns() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         let (file, fixtureFolder) = try Self.fixtureFile()
         defer {
             try? FileManager.default.removeItem(atPath: folder)
@@ -215,7 +215,7 @@ import Testing
     /// A folder held by something a tool cannot act through: each tool fails with a message naming the holder
     /// and what to do, exits non-zero, and changes nothing.
     @Test func aHolderToolsCannotUseStopsThemWithAClearError() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         let (file, fixtureFolder) = try Self.fixtureFile()
         let (other, otherFolder) = try Self.fixtureFile(#"{"documents": {"rooms/r9": {"open": true}}}"#)
         defer {

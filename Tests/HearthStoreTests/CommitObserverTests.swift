@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthStore
+import HearthTesting
 import Testing
 
 /// A store's commit observers are a list: each hears every commit, once, in the change log's order, at either
@@ -21,7 +22,7 @@ import Testing
 
     @Test(arguments: [Store.Configuration.Synchronous.normal, .full])
     func everyObserverHearsEveryCommitInLogOrder(synchronous: Store.Configuration.Synchronous) async throws {
-        let directory = NSTemporaryDirectory() + "hearth-observers-" + makeAutoID()
+        let directory = TestFolders.path("hearth-observers")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = Store.Configuration(dataDirectory: directory)
         configuration.synchronous = synchronous

@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthSQLite
 @testable import HearthStore
+import HearthTesting
 import Testing
 
 /// Composite index definitions: parsing Firestore's index file, and building and dropping entries when the
@@ -52,7 +53,7 @@ import Testing
     /// Entries are built for documents stored before the index was defined, kept up to date by writes,
     /// and dropped with the definition; another collection id with the same fields keeps its own.
     @Test func openingTheStoreBuildsAndDropsEntries() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-composite-" + makeAutoID()
+        let dir = TestFolders.path("hearth-composite")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var configuration = Store.Configuration(dataDirectory: dir)
         var store = try Store(configuration: configuration)
@@ -101,7 +102,7 @@ import Testing
     /// Composite entries count toward the entries a document may need (Firestore's 40,000; 60 here), as in
     /// Firestore; a document stored before an index made it exceed them can still be rewritten and deleted.
     @Test func compositeEntriesCountTowardTheLimit() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-composite-" + makeAutoID()
+        let dir = TestFolders.path("hearth-composite")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let tags = (0..<40).map { "\"t\($0)\"" }.joined(separator: ",")
         func put(_ body: String, in store: Store) async throws {

@@ -101,7 +101,7 @@ import HearthTesting
     /// another collection id keeps all of its own; reopening with other overrides rebuilds the single-field
     /// entries of the collection ids concerned and leaves composite entries alone.
     @Test func writesAndReopeningKeepTheEntriesTheOverridesLeave() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-overrides-" + makeAutoID()
+        let dir = TestFolders.path("hearth-overrides")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var configuration = Store.Configuration(dataDirectory: dir)
         let composite = CompositeIndex(collectionGroup: "posts", fields: [.init(try FieldPath(parsing: "body"), .ascending),
@@ -148,7 +148,7 @@ import HearthTesting
     /// A tool opening a served folder (`hearth fixtures load`, `hearth users`) reads the composite indexes and
     /// overrides the folder was served with, writes the entries the server would, and drops nothing.
     @Test func aToolOpeningAServedFolderUsesItsIndexDefinitions() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-overrides-" + makeAutoID()
+        let dir = TestFolders.path("hearth-overrides")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var served = Store.Configuration(dataDirectory: dir)
         let composites = [
@@ -189,7 +189,7 @@ import HearthTesting
     /// A query that needs entries an override removed is refused, naming the field, unless a composite index
     /// serves it; queries on the fields that keep their entries answer as before.
     @Test func queriesNeedingExemptedEntriesAreRefused() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-overrides-" + makeAutoID()
+        let dir = TestFolders.path("hearth-overrides")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var configuration = Store.Configuration(dataDirectory: dir)
         configuration.fieldOverrides = try Self.overrides()

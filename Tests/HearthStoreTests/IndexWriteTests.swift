@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthSQLite
 @testable import HearthStore
+import HearthTesting
 import Testing
 
 /// Field-index rows are written in each write's commit: whatever the writes and other processes do, every
@@ -9,7 +10,7 @@ import Testing
 /// folder an earlier version left with rows only in memory gets them back when it opens; one store owns a
 /// data folder at a time.
 @Suite struct IndexWriteTests {
-    static func folder() -> String { NSTemporaryDirectory() + "hearth-index-" + makeAutoID() }
+    static func folder() -> String { TestFolders.path("hearth-index") }
 
     /// The server's kind of store: it owns its folder.
     static func owner(_ directory: String) -> Store.Configuration {

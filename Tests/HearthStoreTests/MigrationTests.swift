@@ -2,13 +2,14 @@ import Foundation
 import HearthCore
 import HearthSQLite
 @testable import HearthStore
+import HearthTesting
 import Testing
 
 /// Upgrading a database made before the field index existed indexes the documents it already holds, so
 /// queries find them.
 @Suite struct MigrationTests {
     @Test func fieldIndexMigrationIndexesStoredDocuments() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-migrate-\(UUID().uuidString)").path
+        let dir = TestFolders.path("hearth-migrate")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let configuration = Store.Configuration(dataDirectory: dir)
         var store = try Store(configuration: configuration)

@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthSQLite
 @testable import HearthStore
+import HearthTesting
 import Testing
 
 /// A root collection's counts come from its group's scope in the field index. Until a nested collection
@@ -56,7 +57,7 @@ import Testing
 
     /// Upgrading a database from before the marks records the nested collection ids it already holds.
     @Test func theUpgradeMarksNestedCollectionsAlreadyStored() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-nested-" + makeAutoID()
+        let dir = TestFolders.path("hearth-nested")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let configuration = Store.Configuration(dataDirectory: dir)
         var store = try Store(configuration: configuration)

@@ -34,7 +34,7 @@ struct QueryDifferentialTests {
     }
 
     private func checkIndexedEqualsReference(seed: UInt64) async throws {
-        let directory = NSTemporaryDirectory() + "hearth-diff-" + makeAutoID()
+        let directory = TestFolders.path("hearth-diff")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try Store(configuration: .init(dataDirectory: directory))
         defer { store.close() }
@@ -95,7 +95,7 @@ struct QueryDifferentialTests {
     func withReopenedDataset(seed: UInt64, writing: (inout Store.Configuration) throws -> Void = { _ in },
                              reading: (inout Store.Configuration) throws -> Void,
                              _ body: (Store, [Document], inout RandomValues) async throws -> Void) async throws {
-        let directory = NSTemporaryDirectory() + "hearth-reopened-" + makeAutoID()
+        let directory = TestFolders.path("hearth-reopened")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = Store.Configuration(dataDirectory: directory)
         try writing(&configuration)

@@ -1,10 +1,11 @@
 import Foundation
 import HearthCore
 import HearthStore
+import HearthTesting
 
 /// Runs `body` with a store over a fresh temporary folder, then closes it and removes the folder.
 func withTemporaryStore<T>(_ body: (Store) async throws -> T) async throws -> T {
-    let directory = NSTemporaryDirectory() + "hearth-store-" + makeAutoID()
+    let directory = TestFolders.path("hearth-store")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let store = try Store(configuration: .init(dataDirectory: directory))
     defer { store.close() }

@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthSQLite
 import HearthStore
+import HearthTesting
 import Testing
 
 /// The writer's connection gathers each commit's WAL frames into one write (`wal_buffer.c`). Whatever it
@@ -77,7 +78,7 @@ import Testing
         #expect(try integrity(of: SQLiteConnection(path: directory + "/hearth.sqlite", readOnly: true)) == "ok")
     }
 
-    func temporaryDirectory() -> String { NSTemporaryDirectory() + "hearth-gather-" + makeAutoID() }
+    func temporaryDirectory() -> String { TestFolders.path("hearth-gather") }
 
     /// A store whose WAL is checkpointed and restarted early, so that a test sees several restarts.
     func openStore(in directory: String, checkpointPages: Int32, restartPages: Int32) throws -> Store {

@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthStore
+import HearthTesting
 import Testing
 
 /// The write-ahead log stays bounded under a steady stream of commits. Passive checkpoints alone never let
@@ -8,7 +9,7 @@ import Testing
 /// WAL of this test grows past 300 MB.
 @Suite struct WALTests {
     @Test func walStaysBoundedUnderSteadyWrites() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-wal-\(UUID().uuidString)").path
+        let dir = TestFolders.path("hearth-wal")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var configuration = Store.Configuration(dataDirectory: dir)
         configuration.walLimits.restartPages = 16_000
