@@ -20,7 +20,7 @@ struct AppFunctionsRig {
                      _ body: (AppFunctionsRig) async throws -> Void) async throws {
         try await PushTestRig.with { push in
             let smtp = useSMTP ? try await SMTPTestServer.start() : nil
-            do {
+            try await withCleanup({
                 let host = try FunctionsHost()
                 let file = try host.functionsFile(from: Harness.projectFile(functionsFile))
                 let settings = try push.settings()
@@ -33,21 +33,13 @@ struct AppFunctionsRig {
                 }) { hearth in
                     try await host.serve(handlers(URL(string: "http://127.0.0.1:\(hearth.port)")!)) {
                         let rig = AppFunctionsRig(hearth: hearth, push: push, smtp: smtp, admin: hearth.client())
-                        do {
+                        try await withCleanup({
                             try await rig.settled()
                             try await body(rig)
-                            await rig.admin.close()
-                        } catch {
-                            await rig.admin.close()
-                            throw error
-                        }
+                        }) { await rig.admin.close() }
                     }
                 }
-                await smtp?.stop()
-            } catch {
-                await smtp?.stop()
-                throw error
-            }
+            }) { await smtp?.stop() }
         }
     }
 

@@ -5,11 +5,11 @@ import HearthTesting
 import Testing
 @testable import prolific_functions
 
-/// Prolific's followers told of each new line (the `roundClosed` trigger of examples/ProlificFunctions): Hearth
-/// with Prolific's rules, fixtures and functions file on a clock the test moves, the app's handlers, APNs and
-/// FCM on loopback; what each device received.
+/// Prolific's pushes (examples/ProlificFunctions): followers told of each new line (the `roundClosed` trigger),
+/// authors told of each like (`snippetLiked`). Hearth with Prolific's rules, fixtures and functions file on a
+/// clock the test moves, the app's handlers, APNs and FCM on loopback; what each device received.
 @Suite(.serialized) struct ProlificFollowersTests {
-    /// The app's handlers, the followers' one failing its first attempt after it has pushed, so Hearth
+    /// The app's handlers, the pushing ones failing their first attempt after they have pushed, so Hearth
     /// delivers the event again: the pushes are keyed, and nobody gets a second one.
     static func handlers(_ url: URL, attempts: Attempts) -> Functions {
         var functions = Functions()
@@ -19,7 +19,19 @@ import Testing
             if attempts.count(event.id) == 1 { throw ProlificClosingTests.NotYet() }
             return []
         }
+        functions.onDocumentCreated("projects/{projectId}/rounds/{roundId}/snippets/{snippetId}/votes/{voterId}",
+                                    name: "snippetLiked") { event -> [FunctionWrite] in
+            try await Likes.tell(event, hearth: url)
+            if attempts.count(event.id) == 1 { throw ProlificClosingTests.NotYet() }
+            return []
+        }
         return functions
+    }
+
+    static func withApp(clock: ManualClock, attempts: Attempts, _ body: (AppFunctionsRig) async throws -> Void) async throws {
+        try await AppFunctionsRig.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json", indexes: "indexes/prolific.json",
+                                       functionsFile: "examples/ProlificFunctions/functions.json", clock: clock,
+                                       handlers: { Self.handlers($0, attempts: attempts) }, body)
     }
 
     final class Attempts: @unchecked Sendable {
@@ -44,9 +56,7 @@ import Testing
     @Test func eachFollowerIsPushedTheWinningLineOnceAndNobodyElse() async throws {
         let clock = ManualClock()
         let attempts = Attempts()
-        try await AppFunctionsRig.with(rules: "rules/prolific.rules", fixtures: "fixtures/prolific.json", indexes: "indexes/prolific.json",
-                                       functionsFile: "examples/ProlificFunctions/functions.json", clock: clock,
-                                       handlers: { Self.handlers($0, attempts: attempts) }) { rig in
+        try await Self.withApp(clock: clock, attempts: attempts) { rig in
             let (alice, aliceSession) = try await rig.hearth.signIn("alice")
             let (bob, bobSession) = try await rig.hearth.signIn("bob")
             let (carol, carolSession) = try await rig.hearth.signIn("carol")
@@ -86,6 +96,41 @@ import Testing
                 """)
             #expect(listed.status == 403, "\(listed.text)")
             for client in [alice, bob, carol, dave] { await client.close() }
+        }
+    }
+
+    @Test func anAuthorIsPushedEachLikeOnceAndNotTheirOwnNorATakenBackOne() async throws {
+        let clock = ManualClock()
+        let attempts = Attempts()
+        try await Self.withApp(clock: clock, attempts: attempts) { rig in
+            let (alice, _) = try await rig.hearth.signIn("alice")
+            let (bob, _) = try await rig.hearth.signIn("bob")
+            let (carol, carolSession) = try await rig.hearth.signIn("carol")
+            let carolsPhone = PushTestRig.fcmToken()
+            _ = try await rig.register(carolSession, token: carolsPhone, platform: "fcm")
+
+            let project = try await ProlificClosingTests.startThread(rig.hearth, alice, clock: clock, closesIn: 3600)
+            let snippet = try await ProlificClosingTests.submit(rig.hearth, carol, "carol", to: project, id: "c1", "The gulls fell silent.")
+            for (client, uid) in [(bob, "bob"), (alice, "alice"), (carol, "carol")] {
+                try rig.hearth.expectAllowed(try await ProlificClosingTests.vote(client, uid, snippet), "\(uid) likes it")
+            }
+            // bob takes his like back: a delete, which tells nobody.
+            try rig.hearth.expectAllowed(try await bob.post("/v1/commit", """
+                {"writes": [{"update": "\(snippet)", "data": {"votes": {"$increment": -1}}},
+                            {"delete": "\(snippet)/votes/bob", "precondition": {"exists": true}}]}
+                """), "bob takes it back")
+            let quiet = try await rig.settled()
+            #expect(quiet.events.isEmpty && quiet.push.isEmpty, "\(quiet)")
+            #expect(attempts.total >= 6, "each like's event was delivered again after its first attempt failed")
+
+            let fcm = rig.push.fcm.received
+            #expect(fcm.count == 2 && fcm.allSatisfy { $0.token == carolsPhone }, "bob's and alice's likes, once each; not carol's own")
+            let titles = Set(fcm.compactMap { $0.message["notification"]?["title"]?.stringValue })
+            #expect(titles == ["Bob Okafor liked your line", "Alice Moreau liked your line"])
+            #expect(fcm.allSatisfy { $0.message["notification"]?["body"]?.stringValue == "The gulls fell silent." })
+            #expect(fcm.allSatisfy { $0.message["data"]?["snippet"]?.stringValue == "c1" })
+            #expect(rig.push.apns.received.isEmpty)
+            for client in [alice, bob, carol] { await client.close() }
         }
     }
 }

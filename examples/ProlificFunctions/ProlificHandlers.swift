@@ -17,6 +17,10 @@ enum ProlificHandlers {
         functions.onDocumentUpdated("projects/{projectId}/rounds/{roundId}", name: "roundClosed") { event in
             try await Followers.tell(event, hearth: hearth)
         }
+        // The `snippetLiked` trigger: a vote was cast, its snippet's author hears of it.
+        functions.onDocumentCreated("projects/{projectId}/rounds/{roundId}/snippets/{snippetId}/votes/{voterId}", name: "snippetLiked") { event in
+            try await Likes.tell(event, hearth: hearth)
+        }
         return functions
     }
 
