@@ -28,7 +28,7 @@ struct FunctionDeliveryService: Service {
     func run() async {
         // Connecting may take no longer than an answer may.
         let client = WebhookClient(connectTimeout: min(settings.timeout, .seconds(10)),
-                                   keepIdle: max(1, settings.concurrencyPerEndpoint))
+                                   keepIdle: max(1, settings.concurrencyPerEndpoint), trustRoots: settings.trustRoots)
         let flights = InFlight()
         let acknowledgements = PendingAcknowledgements(database: database)
         await withDiscardingTaskGroup { group in

@@ -1,4 +1,6 @@
+import HearthCore
 import HearthMail
+import NIOSSL
 
 /// How events are delivered to function endpoints (`FunctionDeliveryService`).
 public struct FunctionsSettings: Sendable {
@@ -18,6 +20,13 @@ public struct FunctionsSettings: Sendable {
     public var identityTokenLifetime: Duration = .seconds(300)
     /// Largest answer body read from an endpoint.
     public var maxAnswerBytes = 10 * 1024 * 1024
+    /// Certificate authorities trusted for endpoints' TLS besides the system's.
+    public var trustRoots: [NIOSSLCertificate] = []
     /// Makes the default settings.
     public init() {}
+
+    /// Trusts the certificate authorities in a PEM file besides the system's (endpoints behind a private CA).
+    public mutating func trust(caFile path: String) throws(HearthError) {
+        trustRoots += try TrustedCertificates.read(caFile: path, setting: "functionsCaFile")
+    }
 }

@@ -1,3 +1,4 @@
+import HearthCore
 import HearthMail
 import NIOCore
 import NIOSSL
@@ -22,9 +23,7 @@ public struct MailSettings: Sendable {
 
     /// Trusts the certificate authorities in a PEM file besides the system's (a private relay's own CA),
     /// checking the file now so that a bad one is an error at start.
-    public mutating func trust(caFile path: String) throws {
-        let certificates = try NIOSSLCertificate.fromPEMFile(path)
-        guard !certificates.isEmpty else { throw SMTPFailure(permanent: "smtpCaFile \(path) holds no PEM certificate") }
-        smtp.tls.additionalTrustRoots.append(.certificates(certificates))
+    public mutating func trust(caFile path: String) throws(HearthError) {
+        smtp.tls.additionalTrustRoots.append(.certificates(try TrustedCertificates.read(caFile: path, setting: "smtpCaFile")))
     }
 }

@@ -69,12 +69,7 @@ public struct APNsSettings: Sendable {
 
     /// Trusts the certificate authorities in a PEM file besides the system's.
     public mutating func trust(caFile path: String) throws(HearthError) {
-        do {
-            trustRoots += try NIOSSLCertificate.fromPEMFile(path)
-        } catch {
-            throw .invalidArgument("apnsCaFile: cannot read certificates from \(path): \(error)")
-        }
-        if trustRoots.isEmpty { throw .invalidArgument("apnsCaFile: \(path) holds no PEM certificate") }
+        trustRoots += try TrustedCertificates.read(caFile: path, setting: "apnsCaFile")
     }
 }
 

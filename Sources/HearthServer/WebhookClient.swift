@@ -82,11 +82,14 @@ final class WebhookClient: Sendable {
     private let state = NIOLockedValueBox(State())
     private let tlsContext: Result<NIOSSLContext, any Error>
 
-    init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, connectTimeout: Duration, keepIdle: Int) {
+    init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, connectTimeout: Duration, keepIdle: Int,
+         trustRoots: [NIOSSLCertificate] = []) {
         self.group = group
         self.connectTimeout = .nanoseconds(Int64(connectTimeout.inSeconds * 1e9))
         self.keepIdle = max(1, keepIdle)
-        tlsContext = Result { try NIOSSLContext(configuration: .makeClientConfiguration()) }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if !trustRoots.isEmpty { tls.additionalTrustRoots = [.certificates(trustRoots)] }
+        tlsContext = Result { try NIOSSLContext(configuration: tls) }
     }
 
     /// Posts `body` with `headers` (each `name: value`, without line ends) to `url`; answers the status and up

@@ -36,24 +36,35 @@ public final class TestHTTPEndpoint: Sendable {
     public let port: Int
     let channel: any Channel
 
-    /// Starts listening on 127.0.0.1 (a free port); with `tls`, HTTP/2 only, over TLS with that certificate.
+    /// Starts listening on 127.0.0.1 (a free port); with `tls`, over TLS with that certificate, HTTP/2 for a
+    /// client that offers it (ALPN) and HTTP/1.1 for one that does not.
     public static func start(tls: TestCertificate? = nil,
                              handle: @escaping @Sendable (Request) -> Answer) async throws -> TestHTTPEndpoint {
         let context: NIOSSLContext? = try tls.map { pair in
             var configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: try NIOSSLCertificate.fromPEMFile(pair.certificate).map { .certificate($0) },
                 privateKey: .file(pair.key))
-            configuration.applicationProtocols = ["h2"]
+            configuration.applicationProtocols = ["h2", "http/1.1"]
             return try NIOSSLContext(configuration: configuration)
+        }
+        @Sendable func http1(_ channel: any Channel) -> EventLoopFuture<Void> {
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                try channel.pipeline.syncOperations.addHandler(CollectingHandler(handle: handle))
+            }
         }
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let sync = channel.pipeline.syncOperations
-                    if let context {
-                        try sync.addHandler(NIOSSLServerHandler(context: context))
-                        _ = try sync.configureHTTP2Pipeline(
+                guard let context else { return http1(channel) }
+                do {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+                return channel.configureHTTP2SecureUpgrade(h2ChannelConfigurator: { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
                             mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
                         ) { stream in
                             stream.eventLoop.makeCompletedFuture {
@@ -62,11 +73,8 @@ public final class TestHTTPEndpoint: Sendable {
                                 ])
                             }
                         }
-                    } else {
-                        try sync.configureHTTPServerPipeline()
-                        try sync.addHandler(CollectingHandler(handle: handle))
                     }
-                }
+                }, http1ChannelConfigurator: http1)
             }
             .bind(host: "127.0.0.1", port: 0).get()
         return TestHTTPEndpoint(port: channel.localAddress?.port ?? 0, channel: channel)

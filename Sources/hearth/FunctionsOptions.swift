@@ -10,6 +10,7 @@ struct FunctionsOptions: ParsableArguments {
     @Option(help: ServeSetting.functionsRetryDelay.help) var functionsRetryDelay: String?
     @Option(help: ServeSetting.functionsMaxAge.help) var functionsMaxAge: String?
     @Option(help: ServeSetting.functionsTimeout.help) var functionsTimeout: String?
+    @Option(help: ServeSetting.functionsCaFile.help) var functionsCaFile: String?
 
     func apply(to configuration: inout ServerConfiguration, sources: ServeSetting.Sources) throws {
         configuration.functionsFile = sources.value(functions, .functions)
@@ -25,6 +26,9 @@ struct FunctionsOptions: ParsableArguments {
         }
         if let age = try seconds(functionsMaxAge, .functionsMaxAge, 1...30 * 86_400) { configuration.functions.retry.maxAge = age }
         if let timeout = try seconds(functionsTimeout, .functionsTimeout, 0.1...3600) { configuration.functions.timeout = timeout }
+        if let caFile = sources.value(functionsCaFile, .functionsCaFile) {
+            do throws(HearthError) { try configuration.functions.trust(caFile: caFile) } catch { throw ValidationError(error.message) }
+        }
     }
 
     /// A bound as written in a message: `86400`, `0.01`.

@@ -29,14 +29,12 @@ struct MailOptions: ParsableArguments {
             return
         }
         guard let from, !from.isEmpty else { throw ValidationError("smtpUrl needs mailFrom, the sender of every message") }
-        do {
+        do throws(HearthError) {
             var settings = MailSettings(url: try SMTPURL(url), from: try MailAddress(parsing: from, field: "mailFrom"))
             if let caFile { try settings.trust(caFile: caFile) }
             configuration.mail = settings
-        } catch let error as HearthError {
-            throw ValidationError(error.message)
         } catch {
-            throw ValidationError("smtpCaFile \(caFile ?? ""): \(error)")
+            throw ValidationError(error.message)
         }
     }
 }

@@ -111,6 +111,8 @@ extension ServeSetting {
         "Age after which a function event that keeps failing is dead instead of tried again (default 86400, 24 hours).")
     static let functionsTimeout = ServeSetting("functionsTimeout", value: "seconds",
         "Seconds a function endpoint may take to answer before the attempt counts as failed (default 30).")
+    static let functionsCaFile = ServeSetting("functionsCaFile", value: "PEM file",
+        "Certificate authorities to trust for function endpoints' TLS besides the system's (endpoints behind a private CA).")
 
     static let apnsKey = ServeSetting("apnsKey", value: "file",
         "Send push notifications to Apple devices with this APNs signing key (the .p8 file, a P-256 key); needs apnsKeyId, apnsTeamId and apnsTopic (default: none, APNs devices get nothing).")
@@ -130,7 +132,7 @@ extension ServeSetting {
         data, host, port, grpcPort, adminKey, metricsKey, synchronous, logLevel, autoIds, rules, indexes, dev, indexWrites,
         argon2Memory, argon2Iterations, argon2Parallelism, accessTokenLifetime, refreshTokenLifetime, trustForwardedFor,
         idleTimeout, requestHeadTimeout, requestBodyTimeout, corsOrigin, tlsCert, tlsKey, maxFileSize, smtpUrl, mailFrom, smtpCaFile,
-        mailTemplates, publicUrl, appName, functions, functionsRetryDelay, functionsMaxAge, functionsTimeout,
+        mailTemplates, publicUrl, appName, functions, functionsRetryDelay, functionsMaxAge, functionsTimeout, functionsCaFile,
         apnsKey, apnsKeyId, apnsTeamId, apnsTopic, apnsUrl, apnsCaFile, fcmCredentials, fcmUrl,
     ]
 

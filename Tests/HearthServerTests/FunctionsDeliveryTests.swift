@@ -276,6 +276,8 @@ import Testing
          "triggers[0].endpoint: unknown endpoint 'x' (the file declares none)"),
         ("{\"endpoints\": {}}", ["--functions-retry-delay", "0"], "functionsRetryDelay must be seconds from 0.01 to 86400, got 0"),
         ("{\"endpoints\": {}}", ["--functions-timeout", "4000"], "functionsTimeout must be seconds from 0.1 to 3600, got 4000"),
+        ("{\"endpoints\": {}}", ["--functions-ca-file", "/nonexistent/ca.pem"], "functionsCaFile: cannot read certificates from /nonexistent/ca.pem"),
+        ("{\"endpoints\": {}}", ["--functions-ca-file", "/etc/hostname"], "functionsCaFile: "),
     ])
     func badFunctionsSettingsStopTheStart(file: String, arguments: [String], message: String) async throws {
         let folder = TestFolders.make()
