@@ -74,15 +74,22 @@ final class DataFolderLock: @unchecked Sendable {
         return (parts.first.flatMap { Int32($0) }, name, address, certificate)
     }
 
-    /// Lets another process open the folder. Idempotent.
+    /// Lets another process open the folder. Idempotent. Unlocked before it is closed: a child process forked
+    /// meanwhile holds a copy of the descriptor until it execs, and closing ours alone would leave it locked.
     func release() {
         mutex.withLock {
-            if descriptor >= 0 { close(descriptor) }
+            Self.unlock(descriptor)
             descriptor = -1
         }
     }
 
-    deinit { if descriptor >= 0 { close(descriptor) } }
+    deinit { Self.unlock(descriptor) }
+
+    private static func unlock(_ descriptor: Int32) {
+        guard descriptor >= 0 else { return }
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
 }
 
 /// Another process owns the data folder (see `DataFolderLock`).
