@@ -2,20 +2,18 @@ import HearthCore
 
 /// Where stored objects' bytes live, named by their SHA-256 so identical bytes are stored once. The metadata
 /// that names them is the document storage's (`DocumentWriter.putFile`); the order of the two is what keeps
-/// a crash harmless: bytes are durable under their name before any metadata row names them, bytes no row
-/// names are never trusted (a put of the same bytes syncs them again), and they are removed (`release`, and
-/// `sweep` after a crash, before anything is served).
+/// a crash harmless: bytes are durable under their name before any metadata row names them, and bytes no
+/// row names are removed (`release`, and `sweep` after a crash).
 ///
 /// Between `keep` and the commit of the row that names a blob (or the decision not to write it), the blob is
 /// pinned: `release` and `sweep` never remove a pinned blob, so two uploads of the same bytes, or an upload
 /// and a delete, cannot remove bytes a row is about to name.
 public protocol BlobStorage: AnyObject, Sendable {
-    /// Writes the chunks to a new temporary file, hashing as it goes (not synced: `keep` syncs). Refuses (and
-    /// removes the file) once more than `maxSize` bytes arrive, or when the chunks fail (a client gone
-    /// mid-upload).
+    /// Writes the chunks to a new temporary file, hashing as it goes, then syncs it. Refuses (and removes the
+    /// file) once more than `maxSize` bytes arrive, or when the chunks fail (a client gone mid-upload).
     func receive(_ chunks: ByteChunks, maxSize: Int64) async throws -> ReceivedBlob
-    /// Makes received bytes durable under their SHA-256 (renamed into place, or dropped when a file of that
-    /// name is stored already; then the file and its folder synced), and pins them until `unpin`.
+    /// Makes received bytes durable under their SHA-256 (renamed into place and the folder synced, or dropped
+    /// when those bytes are already stored), and pins them until `unpin`.
     func keep(_ received: ReceivedBlob) throws
     /// Removes received bytes that will not be kept.
     func discard(_ received: ReceivedBlob)
@@ -38,7 +36,7 @@ public protocol BlobStorage: AnyObject, Sendable {
     func keepDerived(from sha256: [UInt8], name: String, bytes: [UInt8]) throws -> Bool
 }
 
-/// Bytes received into a temporary file, with their digests.
+/// Bytes received and synced to a temporary file, with their digests.
 public struct ReceivedBlob: Sendable {
     /// SHA-256 of the bytes.
     public let sha256: [UInt8]

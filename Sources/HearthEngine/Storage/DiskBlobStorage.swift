@@ -10,9 +10,8 @@ import HearthCore
 
 /// Blobs as files under a folder (the data folder's `files/`): `tmp/` holds uploads being received, and
 /// `blobs/ab/abcdef…` each stored blob, named by the lowercase hex of its SHA-256 (the first two digits a
-/// folder of their own, so no folder holds millions of names). A received file is renamed into place, then
-/// it and its folder are synced, before any row names it (so a blob a row names is whole on disk); a blob
-/// no row names may be torn after a power loss, is never trusted, and is swept at the next start. What is derived
+/// folder of their own, so no folder holds millions of names). A received file is synced before it is
+/// renamed into place and the folder synced after, so a blob a row names is whole on disk. What is derived
 /// from a blob (thumbnails) lives in `thumbs/ab/abcdef…/<name>`, and goes with the blob.
 final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     let directory: String
@@ -60,10 +59,11 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                     pending.removeAll(keepingCapacity: true)
                 }
             }
-            // One hop for the rest and the close (all of an object smaller than a batch). Not synced here:
-            // `keep` syncs the file once it has its name, in the same journal commit as the rename.
-            try await BlockingIO.run { [self, rest = pending] in
+            // One hop for the rest, the sync and the close (all of an object smaller than a batch), on the
+            // threads kept for syncs.
+            try await BlockingIO.sync { [self, rest = pending] in
                 try append(rest, to: file)
+                guard fsync(file.fd) == 0 else { throw HearthError.internal("cannot sync \(file.path): \(Self.errnoText())") }
                 let fd = file.fd
                 file.fd = -1
                 guard close(fd) == 0 else { throw HearthError.internal("cannot close \(file.path): \(Self.errnoText())") }
@@ -112,12 +112,10 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         lock.unlock()
         // The same bytes stored already serve every name.
         if stored { unlink(received.temporaryPath) }
-        // The file, then its folder: the rename and the file's blocks join one journal commit, which the
-        // file's sync waits for and the folder's then finds done. Outside the lock (the pin keeps the blob), so
-        // concurrent puts' syncs share commits. Bytes found stored are synced too: the put that renamed them
-        // may not have synced them yet, and a name alone proves nothing.
+        // Synced outside the lock (the pin keeps the blob): concurrent uploads' syncs overlap, and share the
+        // filesystem's journal commits, instead of queueing. Bytes found stored are synced too, as the upload
+        // that renamed them may not have synced their folder yet.
         do {
-            try Self.syncFile(target)
             try Self.syncDirectory(folder)
         } catch {
             unpin(received.sha256)
@@ -255,11 +253,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     }
 
     static func syncDirectory(_ path: String) throws {
-        try syncFile(path, flags: O_DIRECTORY)
-    }
-
-    static func syncFile(_ path: String, flags: Int32 = 0) throws {
-        let fd = systemOpen(path, O_RDONLY | flags | O_CLOEXEC)
+        let fd = systemOpen(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw HearthError.internal("cannot open \(path): \(errnoText())") }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(path): \(errnoText())") }
