@@ -469,8 +469,8 @@ import Testing
         configuration.dataFolderOwner = "test"
         let bytes = Self.bytes(String(repeating: "renamed, then the power went ", count: 100))
         let storage = try StorageBackend.open(configuration, logger: logger).documents
-        // A put renamed its bytes into place and the power went before they were synced and named: the name
-        // holds whatever reached the disk (here, a torn prefix).
+        // A put stopped between its rename and its row's commit leaves a blob no object names; whatever its
+        // bytes hold after the crash (here, a torn prefix), they are never trusted.
         let received = try await storage.blobs.receive(ByteChunks(bytes), maxSize: 10_000)
         try storage.blobs.keep(received)
         storage.close()
