@@ -437,7 +437,7 @@ import Testing
         let db = Database(storage: storage)
         _ = try await db.putFile("kept", Self.bytes("kept bytes"), as: .admin)
 
-        // A put stopped after its bytes were synced but before the rename: a temporary file, no object.
+        // A put stopped after its bytes were written but before the rename: a temporary file, no object.
         let unfinished = try await storage.blobs.receive(ByteChunks(Self.bytes("never renamed")), maxSize: 100)
         // A put stopped after the rename but before its row committed: a blob no object names.
         let unnamed = try await storage.blobs.receive(ByteChunks(Self.bytes("never named")), maxSize: 100)
@@ -458,6 +458,33 @@ import Testing
         #expect(try await again.readFile("kept", as: .admin).bytes == Self.bytes("kept bytes"))
         #expect(try await again.listFiles(as: .admin).files.count == 1)
         #expect(try reopened.sweepBlobs() == BlobSweep(temporaryFiles: 0, blobs: 0))
+    }
+
+    @Test func aBlobNoObjectNamesIsNeverTrustedAfterARestart() async throws {
+        let folder = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let logger = Logger(label: "hearth.test") { _ in SwiftLogNoOpLogHandler() }
+        var configuration = StorageConfiguration(dataDirectory: folder)
+        configuration.readers = 1
+        configuration.dataFolderOwner = "test"
+        let bytes = Self.bytes(String(repeating: "renamed, then the power went ", count: 100))
+        let storage = try StorageBackend.open(configuration, logger: logger).documents
+        // A put stopped between its rename and its row's commit leaves a blob no object names; whatever its
+        // bytes hold after the crash (here, a torn prefix), they are never trusted.
+        let received = try await storage.blobs.receive(ByteChunks(bytes), maxSize: 10_000)
+        try storage.blobs.keep(received)
+        storage.close()
+        let blob = try #require(Self.blobFiles(folder).first)
+        try Data(bytes.prefix(100)).write(to: URL(fileURLWithPath: folder + "/files/blobs/" + blob))
+
+        // The next start removes it before anything can be served or a put of the same bytes finds its name.
+        let reopened = try StorageBackend.open(configuration, logger: logger).documents
+        defer { reopened.close() }
+        #expect(Self.blobFiles(folder).isEmpty)
+        let db = Database(storage: reopened)
+        _ = try await db.putFile("whole", bytes, as: .admin)
+        #expect(try await db.readFile("whole", as: .admin).bytes == bytes)
+        #expect(Self.blobFiles(folder) == [blob])
     }
 
     @Test func aReadersStartDoesNotSweep() async throws {

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""What a put's syncs cost on this filesystem, without the server: the orders a blob can be made durable in.
+
+- old:  write the temporary file, fsync it, rename it into place, fsync the folder (two journal commits in turn)
+- seq:  write, rename into place, fsync the file, then the folder (Hearth's order)
+- conc: write, rename, fsync the file and the folder at once on two threads
+
+Each order runs alone for a latency (one thread, medians and p90 of --count puts) and with --threads at once for
+puts/s (--seconds each), alternating, --rounds times. Files of --size bytes, in a temporary folder under --dir
+(the filesystem of the data folder), removed at the end.
+"""
+import argparse, os, shutil, statistics, tempfile, threading, time
+from concurrent.futures import ThreadPoolExecutor
+
+ORDERS = ("old", "seq", "conc")
+
+
+def fsync_path(path, flags=0):
+    fd = os.open(path, os.O_RDONLY | flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def put(order, root, name, data, pool):
+    tmp, folder = f"{root}/{order}/tmp/{name}", f"{root}/{order}/blobs"
+    dst = f"{folder}/{name}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, data)
+    if order == "old":
+        os.fsync(fd)
+        os.close(fd)
+        os.rename(tmp, dst)
+        fsync_path(folder, os.O_DIRECTORY)
+    elif order == "seq":
+        os.close(fd)
+        os.rename(tmp, dst)
+        fsync_path(dst)
+        fsync_path(folder, os.O_DIRECTORY)
+    else:
+        os.close(fd)
+        os.rename(tmp, dst)
+        folder_sync = pool.submit(fsync_path, folder, os.O_DIRECTORY)
+        fsync_path(dst)
+        folder_sync.result()
+    os.unlink(dst)
+
+
+def latency(order, root, data, count, pool):
+    times = []
+    for i in range(count):
+        start = time.perf_counter()
+        put(order, root, f"l{i}", data, pool)
+        times.append(time.perf_counter() - start)
+    times.sort()
+    return statistics.median(times) * 1000, times[int(len(times) * 0.9)] * 1000
+
+
+def throughput(order, root, data, threads, seconds, pool):
+    done, lock, stop = [0], threading.Lock(), time.time() + seconds
+
+    def worker(t):
+        i = 0
+        while time.time() < stop:
+            put(order, root, f"t{t}-{i}", data, pool)
+            i += 1
+            with lock:
+                done[0] += 1
+
+    workers = [threading.Thread(target=worker, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return done[0] / seconds
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", default=tempfile.gettempdir())
+    ap.add_argument("--size", type=int, default=100 * 1024)
+    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--seconds", type=float, default=4)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    root = tempfile.mkdtemp(prefix="hearth-sync-order-", dir=args.dir)
+    pool = ThreadPoolExecutor(args.threads)
+    data = os.urandom(args.size)
+    try:
+        for order in ORDERS:
+            for sub in ("tmp", "blobs"):
+                os.makedirs(f"{root}/{order}/{sub}")
+        for r in range(args.rounds):
+            for order in ORDERS:
+                p50, p90 = latency(order, root, data, args.count, pool)
+                rate = throughput(order, root, data, args.threads, args.seconds, pool)
+                print(f"round {r + 1}  {order:4}  one at a time: median {p50:6.2f} ms, p90 {p90:6.2f} ms;  "
+                      f"{args.threads} at once: {rate:7.0f} puts/s  (load average {os.getloadavg()[0]:.1f})", flush=True)
+    finally:
+        pool.shutdown()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
