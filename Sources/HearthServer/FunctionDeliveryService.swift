@@ -224,6 +224,8 @@ final class InFlight: @unchecked Sendable {
     private var waitingCount = 0
     /// Events an endpoint may hold (attempting or waiting), so that a slow endpoint leaves room for the others.
     private var share: Int
+    /// The endpoints of the functions file, as of the last look at the room.
+    private var endpoints = 1
     private var stopping = false
 
     init(attempts: Int, held: Int) {
@@ -238,16 +240,17 @@ final class InFlight: @unchecked Sendable {
     /// Whether the service is stopping: an attempt that fails now was cut short by it, not by the endpoint.
     var stopped: Bool { lock.withLock { stopping } }
 
-    /// What the next read of the queue may hand out, or nil when it need not be read now (full, or events
-    /// still waiting for attempts and less than half the room free): up to `free` events, none of those in
-    /// flight (`skipping`) nor of the endpoints holding their share (`full`). `endpoints`: how many the
-    /// functions file declares.
+    /// What the next read of the queue may hand out, or nil when it need not be read now (full, or every
+    /// endpoint has events waiting for its attempts and less than half the room is free): up to `free` events,
+    /// none of those in flight (`skipping`) nor of the endpoints holding their share (`full`). `endpoints`:
+    /// how many the functions file declares.
     func room(endpoints: Int) -> (skipping: Set<Int64>, full: Set<String>, free: Int)? {
         lock.lock()
         defer { lock.unlock() }
+        self.endpoints = max(1, endpoints)
         let free = held - events.count
-        guard !stopping, free > 0, waitingCount == 0 || free * 2 >= held else { return nil }
-        share = max(attempts, held / max(1, endpoints))
+        guard !stopping, free > 0, worthReading else { return nil }
+        share = max(attempts, held / self.endpoints)
         var full = Set<String>()
         for (endpoint, busy) in attempting where busy + (waiting[endpoint]?.count ?? 0) >= share { full.insert(endpoint) }
         return (events, full, free)
@@ -287,12 +290,18 @@ final class InFlight: @unchecked Sendable {
     }
 
     /// The event's outcome is committed: the next read of the queue may see it, or the one after it. Answers
-    /// whether a read is worth waking for (nothing waits, or half the room is free).
+    /// whether a read is worth waking for.
     func end(_ event: FunctionEventRecord) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         events.remove(event.sequence)
-        return waitingCount == 0 || (held - events.count) * 2 >= held || stopping
+        return worthReading || stopping
+    }
+
+    /// Whether to read the queue: an endpoint has nothing waiting (its new events would wait for the read),
+    /// or half the room is free. Else the waiting events go first, without a read.
+    private var worthReading: Bool {
+        waitingCount == 0 || waiting.count < endpoints || (held - events.count) * 2 >= held
     }
 
     /// The service stops: the waiting events are let go (pending, sent after a restart), and no more start.

@@ -52,6 +52,11 @@ import Testing
         for k: Int64 in 1...6 { _ = flights.admit(Self.event(k, "slow")) }
         #expect(flights.count == 4, "a share is 12 / 3 = 4: two attempting, two waiting, the rest left in the queue")
         #expect(try #require(flights.room(endpoints: 3)).full == ["slow"])
+        for k: Int64 in 11...14 { _ = flights.admit(Self.event(k, "slower")) }
+        // Two endpoints wait with their share each, and less than half the room is free: the third endpoint's
+        // events are still read.
+        #expect(flights.count == 8)
+        #expect(try #require(flights.room(endpoints: 3)).full == ["slow", "slower"])
         #expect(flights.admit(Self.event(7, "fast")))
     }
 
