@@ -16,6 +16,8 @@ import ServiceLifecycle
 /// stays in flight until its outcome is committed), and each endpoint has a bounded number of attempts in
 /// flight, so a slow endpoint holds up no other. An answered attempt frees its endpoint's slot at once: its
 /// acknowledgement waits for the writer with the others answered meanwhile (`PendingAcknowledgements`).
+/// Only reading the queue is a task; an attempt and its outcome are callbacks, on the connection's event loop
+/// and then the writer's thread, so an event costs no task, continuation or thread hop of its own.
 struct FunctionDeliveryService: Service {
     let database: Database
     let settings: FunctionsSettings
@@ -29,39 +31,35 @@ struct FunctionDeliveryService: Service {
         // Connecting may take no longer than an answer may.
         let client = WebhookClient(connectTimeout: min(settings.timeout, .seconds(10)),
                                    keepIdle: max(1, settings.concurrencyPerEndpoint), trustRoots: settings.trustRoots)
-        let flights = InFlight()
+        let flights = InFlight(attempts: settings.concurrencyPerEndpoint, held: settings.pageSize)
         let acknowledgements = PendingAcknowledgements(database: database)
         await withDiscardingTaskGroup { group in
             group.addTask { await wakeup.tick(every: settings.pollInterval) }
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                let room = flights.room(endpoints: database.functions.file?.endpoints.keys.map { $0 } ?? [],
-                                        attempts: settings.concurrencyPerEndpoint, held: settings.pageSize)
-                var due: [FunctionEventRecord] = []
-                if room.free > 0 {
+                if let room = flights.room(endpoints: database.functions.file?.endpoints.count ?? 0) {
                     do {
-                        guard case .functionEvents(let events) = try await database.perform(
+                        guard case .functionEvents(let due) = try await database.perform(
                             .functions(.due(skipping: room.skipping, excluding: room.full, limit: room.free)), as: .admin) else { break }
-                        due = events
+                        for event in due where flights.admit(event) {
+                            deliver(event, client, flights, acknowledgements)
+                        }
                     } catch {
                         logger.error("could not read the function events due", metadata: ["error": "\(error)"])
-                    }
-                }
-                for event in due where flights.start(event, limit: settings.concurrencyPerEndpoint) {
-                    group.addTask {
-                        await deliver(event, client, flights, acknowledgements)
-                        flights.end(event)
-                        wakeup.signal()
                     }
                 }
                 await wakeup.wait()
             }
             group.cancelAll()
         }
+        // Attempts still unanswered end with their connections, their events pending (sent again after a
+        // restart); answers already in are recorded before the service returns.
+        flights.stop()
         client.shutdown()
+        while flights.count > 0 { await wakeup.wait() }
     }
 
     /// What an attempt came to.
-    enum Answer {
+    enum Answer: Sendable {
         /// A 2xx answer, with the writes it carries.
         case acknowledged([Write])
         /// Not delivered: tried again later, or dead at once when `permanent`.
@@ -73,68 +71,93 @@ struct FunctionDeliveryService: Service {
     /// One attempt at one event, and its outcome recorded. The endpoint's slot is freed once the attempt is
     /// answered; the event stays in flight (skipped by reads of the queue) until its outcome is committed.
     func deliver(_ event: FunctionEventRecord, _ client: WebhookClient, _ flights: InFlight,
-                 _ acknowledgements: PendingAcknowledgements) async {
+                 _ acknowledgements: PendingAcknowledgements) {
         let attempts = event.attempts + 1
-        let answer = await attempt(event, client)
-        flights.answered(event)
-        wakeup.signal()
-        switch answer {
-        case .cancelled:
-            return
-        case .failed(let failure, let permanent):
-            await record(event, attempts: attempts, failure: failure, permanent: permanent)
-        case .acknowledged(let writes):
-            if let error = await acknowledgements.commit(FunctionAcknowledgement(id: event.id, writes: writes)) {
-                if let error = error as? HearthError, error.code != .internal && error.code != .unavailable {
-                    await record(event, attempts: attempts, failure: "the answer's writes were not committed: \(error.message)",
-                                 permanent: true)
-                } else {
-                    logger.error("could not record a function event's delivery", metadata: ["id": "\(event.id)", "error": "\(error)"])
-                }
-                return
+        attempt(event, client, flights) { answer in
+            // The endpoint's next event read from the queue goes at once; else the queue may have more.
+            if let next = flights.answered(event) {
+                deliver(next, client, flights, acknowledgements)
+            } else {
+                wakeup.signal()
             }
-            metrics.functionDelivered.increment()
-            metrics.functionDeliveryLatency.record(.microseconds(max(0, Timestamp.now().microseconds - event.createdAt.microseconds)))
-            logger.debug("function event delivered", metadata: ["id": "\(event.id)", "endpoint": "\(event.endpoint)",
-                                                                 "attempts": "\(attempts)", "writes": "\(writes.count)"])
+            let done: @Sendable () -> Void = {
+                if flights.end(event) { wakeup.signal() }
+            }
+            switch answer {
+            case .cancelled:
+                done()
+            case .failed(let failure, let permanent):
+                record(event, attempts: attempts, failure: failure, permanent: permanent, then: done)
+            case .acknowledged(let writes):
+                acknowledgements.commit(FunctionAcknowledgement(id: event.id, writes: writes)) { error in
+                    if let error {
+                        if let error = error as? HearthError, error.code != .internal && error.code != .unavailable {
+                            record(event, attempts: attempts, failure: "the answer's writes were not committed: \(error.message)",
+                                   permanent: true, then: done)
+                            return
+                        }
+                        logger.error("could not record a function event's delivery", metadata: ["id": "\(event.id)", "error": "\(error)"])
+                        return done()
+                    }
+                    metrics.functionDelivered.increment()
+                    metrics.functionDeliveryLatency.record(.microseconds(max(0, Timestamp.now().microseconds - event.createdAt.microseconds)))
+                    logger.debug("function event delivered", metadata: ["id": "\(event.id)", "endpoint": "\(event.endpoint)",
+                                                                         "attempts": "\(attempts)", "writes": "\(writes.count)"])
+                    done()
+                }
+            }
         }
     }
 
-    /// Sends one attempt and reads its answer.
-    func attempt(_ event: FunctionEventRecord, _ client: WebhookClient) async -> Answer {
+    /// Sends one attempt and hands its answer to `answered`, once.
+    func attempt(_ event: FunctionEventRecord, _ client: WebhookClient, _ flights: InFlight,
+                 answered: @escaping @Sendable (Answer) -> Void) {
         metrics.functionAttempts.increment()
         guard let endpoint = database.functions.file?.endpoints[event.endpoint] else {
-            return .failed("the endpoint '\(event.endpoint)' is no longer in the functions file", permanent: true)
+            return answered(.failed("the endpoint '\(event.endpoint)' is no longer in the functions file", permanent: true))
         }
-        var body = event.body
-        if let identity = endpoint.identity {
-            // Made now, for this attempt: the stored event never holds a token.
-            do {
+        guard let identity = endpoint.identity else {
+            return send(event, body: event.body, to: endpoint, client, flights, answered: answered)
+        }
+        // Made now, for this attempt: the stored event never holds a token. Issuing one may take the writer.
+        Task {
+            do throws(HearthError) {
                 let (token, expiresIn) = try await tokens.token(for: identity)
-                body = IdentityTokens.adding(token: token, expiresIn: expiresIn, to: body)
+                send(event, body: IdentityTokens.adding(token: token, expiresIn: expiresIn, to: event.body), to: endpoint,
+                     client, flights, answered: answered)
             } catch {
-                return .failed("could not issue the identity token: \(error.message)", permanent: false)
+                answered(.failed("could not issue the identity token: \(error.message)", permanent: false))
             }
         }
+    }
+
+    /// Signs and posts the body, and reads the answer: its status, and the writes a 2xx answer carries.
+    func send(_ event: FunctionEventRecord, body: [UInt8], to endpoint: FunctionsFile.Endpoint, _ client: WebhookClient,
+              _ flights: InFlight, answered: @escaping @Sendable (Answer) -> Void) {
         let timestamp = Int64(Date().timeIntervalSince1970)
         let headers = [("content-type", "application/json"), ("user-agent", "hearth"), ("webhook-id", event.id),
                        ("webhook-timestamp", String(timestamp)),
                        ("webhook-signature", endpoint.signer.sign(id: event.id, timestamp: timestamp, body: body))]
-        let answer: [UInt8]
-        do {
-            let (status, reply) = try await client.post(endpoint.url, headers: headers, body: body, timeout: settings.timeout,
-                                                        maxAnswerBytes: settings.maxAnswerBytes)
-            guard (200..<300).contains(status) else {
-                let excerpt = String(decoding: reply.readableBytesView.prefix(200), as: UTF8.self)
-                return .failed("HTTP \(status)" + (excerpt.isEmpty ? "" : ": \(excerpt)"), permanent: false)
+        client.post(endpoint.url, headers: headers, body: body, timeout: settings.timeout,
+                    maxAnswerBytes: settings.maxAnswerBytes) { (result: Result<(status: Int, answer: ByteBuffer), any Error>) in
+            switch result {
+            case .success(let reply):
+                answered(Self.answer(status: reply.status, reply.answer))
+            case .failure(let error):
+                answered(flights.stopped ? .cancelled : .failed("\(error)", permanent: false))
             }
-            answer = Array(reply.readableBytesView)
-        } catch {
-            if Task.isCancelled { return .cancelled }
-            return .failed("\(error)", permanent: false)
         }
+    }
+
+    /// What an answer's status and body come to.
+    static func answer(status: Int, _ reply: ByteBuffer) -> Answer {
+        guard (200..<300).contains(status) else {
+            let excerpt = String(decoding: reply.readableBytesView.prefix(200), as: UTF8.self)
+            return .failed("HTTP \(status)" + (excerpt.isEmpty ? "" : ": \(excerpt)"), permanent: false)
+        }
+        if reply.readableBytes == 0 { return .acknowledged([]) }
         do {
-            return .acknowledged(try Self.writes(in: answer))
+            return .acknowledged(try writes(in: Array(reply.readableBytesView)))
         } catch {
             return .failed("the answer's writes were refused: \(error.message)", permanent: true)
         }
@@ -151,80 +174,144 @@ struct FunctionDeliveryService: Service {
         return try CommitRequest(json: json).writes
     }
 
-    /// Records a failed attempt: retried later by the policy, or dead (at once when `permanent`).
-    func record(_ event: FunctionEventRecord, attempts: Int, failure: String, permanent: Bool) async {
+    /// Records a failed attempt: retried later by the policy, or dead (at once when `permanent`); then `then`.
+    func record(_ event: FunctionEventRecord, attempts: Int, failure: String, permanent: Bool,
+                then done: @escaping @Sendable () -> Void) {
         let now = Timestamp.now()
-        var next = now, reason = failure, dead = permanent
-        if !permanent {
-            switch settings.retry.afterFailure(attempts: attempts, queuedAt: event.queuedAt, now: now,
-                                               random: Double.random(in: 0...1)) {
-            case .retry(let at): next = at
-            case .dead(let why): dead = true; reason = "\(failure) (\(why))"
+        let (next, reason, dead): (Timestamp, String, Bool)
+        switch permanent ? nil : settings.retry.afterFailure(attempts: attempts, queuedAt: event.queuedAt, now: now,
+                                                             random: Double.random(in: 0...1)) {
+        case nil: (next, reason, dead) = (now, failure, true)
+        case .retry(let at)?: (next, reason, dead) = (at, failure, false)
+        case .dead(let why)?: (next, reason, dead) = (now, "\(failure) (\(why))", true)
+        }
+        database.perform(.functions(.failed(id: event.id, attempts: attempts, nextAttemptAt: next, error: reason, dead: dead)),
+                         as: .admin) { [logger, metrics] result in
+            defer { done() }
+            if case .failure(let error) = result {
+                logger.error("could not record a function event's attempt", metadata: ["id": "\(event.id)", "error": "\(error)"])
+                return
             }
-        }
-        do {
-            _ = try await database.perform(.functions(.failed(id: event.id, attempts: attempts, nextAttemptAt: next,
-                                                               error: reason, dead: dead)), as: .admin)
-        } catch {
-            logger.error("could not record a function event's attempt", metadata: ["id": "\(event.id)", "error": "\(error)"])
-            return
-        }
-        if dead {
-            metrics.functionDead.increment()
-            logger.error("function event dead; retry it with POST /v1/functions/events/{id}/retry", metadata: [
-                "id": "\(event.id)", "endpoint": "\(event.endpoint)", "attempts": "\(attempts)", "reason": "\(reason)"])
-        } else {
-            logger.warning("function event not delivered; will retry", metadata: [
-                "id": "\(event.id)", "endpoint": "\(event.endpoint)", "attempts": "\(attempts)",
-                "retryAt": "\(next.rfc3339)", "error": "\(failure)"])
+            if dead {
+                metrics.functionDead.increment()
+                logger.error("function event dead; retry it with POST /v1/functions/events/{id}/retry", metadata: [
+                    "id": "\(event.id)", "endpoint": "\(event.endpoint)", "attempts": "\(attempts)", "reason": "\(reason)"])
+            } else {
+                logger.warning("function event not delivered; will retry", metadata: [
+                    "id": "\(event.id)", "endpoint": "\(event.endpoint)", "attempts": "\(attempts)",
+                    "retryAt": "\(next.rfc3339)", "error": "\(failure)"])
+            }
         }
     }
 }
 
-/// The events in flight: their sequences (which the next read of the queue skips), from the start of an
-/// attempt until its outcome is committed, and how many attempts each endpoint has unanswered.
+/// The events in flight, from the read of the queue that handed them out until their outcome is committed:
+/// their sequences (which the next read skips), the attempts each endpoint has unanswered, and the events read
+/// but waiting for one of their endpoint's attempts to be answered. A waiting event is sent as the attempt
+/// before it is answered, without another read of the queue: the queue is read a page at a time while events
+/// come faster than they are answered, not once for each. It is still the first pending event of its document
+/// (the queue hands out no other while it is pending), so order holds as it does for one being attempted.
 final class InFlight: @unchecked Sendable {
+    /// Attempts unanswered per endpoint, at most.
+    let attempts: Int
+    /// Events in flight in all, at most (attempting, waiting, or their outcomes not yet committed), so that
+    /// memory does not grow with the queue.
+    let held: Int
     private let lock = NSLock()
     private var events: Set<Int64> = []
     private var attempting: [String: Int] = [:]
+    private var waiting: [String: [FunctionEventRecord]] = [:]
+    private var waitingCount = 0
+    /// Events an endpoint may hold (attempting or waiting), so that a slow endpoint leaves room for the others.
+    private var share: Int
+    /// The endpoints of the functions file, as of the last look at the room.
+    private var endpoints = 1
+    private var stopping = false
 
-    /// What the next read of the queue may hand out: up to `free` events, none of those in flight
-    /// (`skipping`) nor of the endpoints with `attempts` unanswered (`full`), and no more than `held` events
-    /// in flight in all (attempts and outcomes not yet committed), so memory does not grow with the queue.
-    func room(endpoints: [String], attempts: Int, held: Int) -> (skipping: Set<Int64>, full: Set<String>, free: Int) {
+    init(attempts: Int, held: Int) {
+        self.attempts = max(1, attempts)
+        self.held = max(1, held)
+        share = max(self.attempts, self.held)
+    }
+
+    /// The events in flight.
+    var count: Int { lock.withLock { events.count } }
+
+    /// Whether the service is stopping: an attempt that fails now was cut short by it, not by the endpoint.
+    var stopped: Bool { lock.withLock { stopping } }
+
+    /// What the next read of the queue may hand out, or nil when it need not be read now (full, or every
+    /// endpoint has events waiting for its attempts and less than half the room is free): up to `free` events,
+    /// none of those in flight (`skipping`) nor of the endpoints holding their share (`full`). `endpoints`:
+    /// how many the functions file declares.
+    func room(endpoints: Int) -> (skipping: Set<Int64>, full: Set<String>, free: Int)? {
         lock.lock()
         defer { lock.unlock() }
-        let limit = max(1, attempts)
-        let full = Set(attempting.filter { $0.value >= limit }.keys)
-        // Events of an endpoint no longer in the file still go through (to be marked dead): at least one at a time.
-        var free = endpoints.isEmpty ? 1 : endpoints.reduce(0) { $0 + max(0, limit - attempting[$1, default: 0]) }
-        free = min(free, max(0, held - events.count))
+        self.endpoints = max(1, endpoints)
+        let free = held - events.count
+        guard !stopping, free > 0, worthReading else { return nil }
+        share = max(attempts, held / self.endpoints)
+        var full = Set<String>()
+        for (endpoint, busy) in attempting where busy + (waiting[endpoint]?.count ?? 0) >= share { full.insert(endpoint) }
         return (events, full, free)
     }
 
-    /// Counts an event in flight, unless it is already or its endpoint has `limit` attempts unanswered.
-    func start(_ event: FunctionEventRecord, limit: Int) -> Bool {
+    /// Takes an event read from the queue: true to attempt it now; false when it waits for its endpoint, or
+    /// is left in the queue (already in flight, its endpoint holding its share, or the service stopping).
+    func admit(_ event: FunctionEventRecord) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        guard !events.contains(event.sequence), attempting[event.endpoint, default: 0] < max(1, limit) else { return false }
+        let busy = attempting[event.endpoint, default: 0], queued = waiting[event.endpoint]?.count ?? 0
+        guard !stopping, !events.contains(event.sequence), events.count < held, busy + queued < share else { return false }
         events.insert(event.sequence)
-        attempting[event.endpoint, default: 0] += 1
-        return true
+        if busy < attempts {
+            attempting[event.endpoint] = busy + 1
+            return true
+        }
+        waiting[event.endpoint, default: []].append(event)
+        waitingCount += 1
+        return false
     }
 
-    /// The event's attempt is answered (or given up): its endpoint may start another.
-    func answered(_ event: FunctionEventRecord) {
+    /// The event's attempt is answered (or given up): answers the endpoint's next waiting event, to attempt now
+    /// in its place, or nil (the endpoint may then start another from the next read).
+    func answered(_ event: FunctionEventRecord) -> FunctionEventRecord? {
         lock.lock()
         defer { lock.unlock() }
+        if !stopping, let next = waiting[event.endpoint]?.first {
+            waiting[event.endpoint]!.removeFirst()
+            if waiting[event.endpoint]!.isEmpty { waiting[event.endpoint] = nil }
+            waitingCount -= 1
+            return next
+        }
         attempting[event.endpoint, default: 1] -= 1
-        if attempting[event.endpoint] == 0 { attempting[event.endpoint] = nil }
+        if attempting[event.endpoint]! <= 0 { attempting[event.endpoint] = nil }
+        return nil
     }
 
-    /// The event's outcome is committed: the next read of the queue may see it, or the one after it.
-    func end(_ event: FunctionEventRecord) {
+    /// The event's outcome is committed: the next read of the queue may see it, or the one after it. Answers
+    /// whether a read is worth waking for.
+    func end(_ event: FunctionEventRecord) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         events.remove(event.sequence)
+        return worthReading || stopping
+    }
+
+    /// Whether to read the queue: an endpoint has nothing waiting (its new events would wait for the read),
+    /// or half the room is free. Else the waiting events go first, without a read.
+    private var worthReading: Bool {
+        waitingCount == 0 || waiting.count < endpoints || (held - events.count) * 2 >= held
+    }
+
+    /// The service stops: the waiting events are let go (pending, sent after a restart), and no more start.
+    func stop() {
+        lock.lock()
+        defer { lock.unlock() }
+        stopping = true
+        for event in waiting.values.joined() { events.remove(event.sequence) }
+        waiting = [:]
+        waitingCount = 0
     }
 }
 
@@ -232,27 +319,26 @@ final class InFlight: @unchecked Sendable {
 /// wait for it and then go together, as one `.functions(.delivered)`: one commit per round of the writer
 /// rather than one per event.
 final class PendingAcknowledgements: @unchecked Sendable {
+    typealias Done = @Sendable ((any Error)?) -> Void
     private let database: Database
     private let lock = NSLock()
-    private var waiting: [(FunctionAcknowledgement, CheckedContinuation<(any Error)?, Never>)] = []
+    private var waiting: [(FunctionAcknowledgement, Done)] = []
     private var committing = false
 
     init(database: Database) { self.database = database }
 
-    /// Commits the acknowledgement; answers nil once it is committed, or why its writes were not.
-    func commit(_ acknowledgement: FunctionAcknowledgement) async -> (any Error)? {
-        await withCheckedContinuation { continuation in
-            lock.lock()
-            waiting.append((acknowledgement, continuation))
-            let lead = !committing
-            committing = true
-            lock.unlock()
-            if lead { Task { await self.drain() } }
-        }
+    /// Commits the acknowledgement; hands `done` nil once it is committed, or why its writes were not.
+    func commit(_ acknowledgement: FunctionAcknowledgement, done: @escaping Done) {
+        lock.lock()
+        waiting.append((acknowledgement, done))
+        let lead = !committing
+        committing = true
+        lock.unlock()
+        if lead { drain() }
     }
 
     /// The acknowledgements waiting; none ends the round of commits (the next one starts a new round).
-    private func take() -> [(FunctionAcknowledgement, CheckedContinuation<(any Error)?, Never>)] {
+    private func take() -> [(FunctionAcknowledgement, Done)] {
         lock.lock()
         defer { lock.unlock() }
         let batch = waiting
@@ -261,19 +347,22 @@ final class PendingAcknowledgements: @unchecked Sendable {
         return batch
     }
 
-    private func drain() async {
-        while true {
-            let batch = take()
-            if batch.isEmpty { return }
+    /// Commits what waits, and once committed, what came meanwhile: from the writer's thread, no task.
+    private func drain() {
+        let batch = take()
+        if batch.isEmpty { return }
+        database.perform(.functions(.delivered(batch.map { $0.0 })), as: .admin) { [self] result in
             var errors: [(any Error)?]
-            do {
-                guard case .acknowledged(let outcomes) = try await database.perform(.functions(.delivered(batch.map { $0.0 })), as: .admin),
-                      outcomes.count == batch.count else { throw HearthError.internal("the acknowledgements answered something else") }
+            switch result {
+            case .success(.acknowledged(let outcomes)) where outcomes.count == batch.count:
                 errors = outcomes
-            } catch {
+            case .success:
+                errors = Array(repeating: HearthError.internal("the acknowledgements answered something else"), count: batch.count)
+            case .failure(let error):
                 errors = Array(repeating: error, count: batch.count)
             }
-            for (k, (_, continuation)) in batch.enumerated() { continuation.resume(returning: errors[k]) }
+            for (k, (_, done)) in batch.enumerated() { done(errors[k]) }
+            drain()
         }
     }
 }

@@ -72,6 +72,8 @@ final class WebhookClient: Sendable {
     private struct State {
         var targets: [String: Target] = [:]
         var idle: [String: [Connection]] = [:]
+        /// Every open connection, idle or not: `shutdown` closes them all.
+        var open: [ObjectIdentifier: any Channel] = [:]
         var shutDown = false
     }
 
@@ -92,11 +94,12 @@ final class WebhookClient: Sendable {
         tlsContext = Result { try NIOSSLContext(configuration: tls) }
     }
 
-    /// Posts `body` with `headers` (each `name: value`, without line ends) to `url`; answers the status and up
-    /// to `maxAnswerBytes` of the answer. A kept connection that turns out closed before any answer is
-    /// replaced by a new one once (the request may then arrive twice: delivery is at least once anyway).
-    func post(_ url: URL, headers: [(String, String)], body: [UInt8], timeout: Duration,
-              maxAnswerBytes: Int) async throws -> (status: Int, answer: ByteBuffer) {
+    /// Posts `body` with `headers` (each `name: value`, without line ends) to `url` and hands `completion` the
+    /// status and up to `maxAnswerBytes` of the answer, once, on the connection's event loop: no task or
+    /// continuation an exchange. A kept connection that turns out closed before any answer is replaced by a
+    /// new one once (the request may then arrive twice: delivery is at least once anyway).
+    func post(_ url: URL, headers: [(String, String)], body: [UInt8], timeout: Duration, maxAnswerBytes: Int,
+              completion: @escaping @Sendable (Result<(status: Int, answer: ByteBuffer), any Error>) -> Void) {
         let target = target(for: url)
         var fields = HTTPHeaders()
         fields.reserveCapacity(headers.count + 2)
@@ -106,25 +109,41 @@ final class WebhookClient: Sendable {
         let request = Request(head: HTTPRequestHead(version: .http1_1, method: .POST, uri: target.path, headers: fields),
                               body: ByteBuffer(bytes: body))
         let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout.inSeconds * 1e9))
-        if let connection = takeIdle(target) {
-            do {
-                return try await exchange(request, on: connection, target, deadline: deadline, limit: maxAnswerBytes)
-            } catch Failure.closed where !Task.isCancelled {
-                // The peer closed the kept connection as the request went out: once more on a new one.
+        let onNew: @Sendable () -> Void = { [self] in
+            connect(target).whenComplete { [self] connected in
+                switch connected {
+                case .success(let connection):
+                    exchange(request, on: connection, target, deadline: deadline, limit: maxAnswerBytes, completion: completion)
+                case .failure(let error):
+                    completion(.failure(error))
+                }
             }
         }
-        let connection = try await connect(target)
-        return try await exchange(request, on: connection, target, deadline: deadline, limit: maxAnswerBytes)
+        guard let connection = takeIdle(target) else { return onNew() }
+        exchange(request, on: connection, target, deadline: deadline, limit: maxAnswerBytes) { [self] result in
+            // The peer closed the kept connection as the request went out: once more on a new one.
+            if case .failure(Failure.closed) = result, !state.withLockedValue({ $0.shutDown }) { return onNew() }
+            completion(result)
+        }
     }
 
-    /// Closes the idle connections; later posts fail.
-    func shutdown() {
-        let idle = state.withLockedValue { state -> [Connection] in
-            state.shutDown = true
-            defer { state.idle = [:] }
-            return state.idle.values.flatMap { $0 }
+    /// Posts as `post(_:headers:body:timeout:maxAnswerBytes:completion:)` does, for a caller that is a task.
+    func post(_ url: URL, headers: [(String, String)], body: [UInt8], timeout: Duration,
+              maxAnswerBytes: Int) async throws -> (status: Int, answer: ByteBuffer) {
+        try await withCheckedThrowingContinuation { continuation in
+            post(url, headers: headers, body: body, timeout: timeout, maxAnswerBytes: maxAnswerBytes) { continuation.resume(with: $0) }
         }
-        for connection in idle { connection.channel.close(promise: nil) }
+    }
+
+    /// Closes every connection, idle or awaiting an answer (whose posts then fail); later posts fail.
+    func shutdown() {
+        let open = state.withLockedValue { state -> [any Channel] in
+            state.shutDown = true
+            state.idle = [:]
+            defer { state.open = [:] }
+            return Array(state.open.values)
+        }
+        for channel in open { channel.close(promise: nil) }
     }
 
     private func target(for url: URL) -> Target {
@@ -153,46 +172,68 @@ final class WebhookClient: Sendable {
         if !kept { connection.channel.close(promise: nil) }
     }
 
-    private func connect(_ target: Target) async throws -> Connection {
-        if state.withLockedValue({ $0.shutDown }) { throw Failure.closed }
+    /// A new connection to the target, counted among the open ones (which `shutdown` closes) until it closes.
+    private func connect(_ target: Target) -> EventLoopFuture<Connection> {
+        let loop = group.next()
+        if state.withLockedValue({ $0.shutDown }) { return loop.makeFailedFuture(Failure.closed) }
         let ssl: NIOSSLContext?
         if target.tls {
-            do { ssl = try tlsContext.get() } catch { throw Failure.tls("\(error)") }
+            do { ssl = try tlsContext.get() } catch { return loop.makeFailedFuture(Failure.tls("\(error)")) }
         } else {
             ssl = nil
         }
         // An address is no server name (SNI): only a name is sent.
         let serverName = (try? SocketAddress(ipAddress: target.host, port: 0)) == nil ? target.host : nil
         let early = NIOLockedValueBox<Failure?>(nil)
-        do {
-            let channel = try await ClientBootstrap(group: group)
-                .connectTimeout(connectTimeout)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        if let ssl {
-                            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: ssl, serverHostname: serverName))
-                        }
-                        try channel.pipeline.syncOperations.addHandler(HTTPRequestEncoder())
-                        try channel.pipeline.syncOperations.addHandler(
-                            ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)))
-                        try channel.pipeline.syncOperations.addHandler(WebhookAnswerHandler(early: early))
+        return ClientBootstrap(group: loop)
+            .connectTimeout(connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let ssl {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: ssl, serverHostname: serverName))
                     }
+                    try channel.pipeline.syncOperations.addHandler(HTTPRequestEncoder())
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)))
+                    try channel.pipeline.syncOperations.addHandler(WebhookAnswerHandler(early: early))
                 }
-                .connect(host: target.host, port: target.port).get()
-            return Connection(channel: channel, early: early)
-        } catch ChannelError.connectTimeout {
-            throw Failure.connectTimeout
-        } catch {
-            throw Failure.connect("\(error)")
-        }
+            }
+            .connect(host: target.host, port: target.port)
+            .flatMapErrorThrowing { error -> any Channel in
+                if let error = error as? ChannelError, case .connectTimeout = error { throw Failure.connectTimeout }
+                throw Failure.connect("\(error)")
+            }
+            .flatMapThrowing { [self] channel -> Connection in
+                let id = ObjectIdentifier(channel)
+                let kept = state.withLockedValue { state -> Bool in
+                    guard !state.shutDown else { return false }
+                    state.open[id] = channel
+                    return true
+                }
+                guard kept else {
+                    channel.close(promise: nil)
+                    throw Failure.closed
+                }
+                channel.closeFuture.whenComplete { [self] _ in _ = state.withLockedValue { $0.open.removeValue(forKey: id) } }
+                return Connection(channel: channel, early: early)
+            }
     }
 
-    private func exchange(_ request: Request, on connection: Connection, _ target: Target, deadline: NIODeadline,
-                          limit: Int) async throws -> (status: Int, answer: ByteBuffer) {
+    private func exchange(_ request: Request, on connection: Connection, _ target: Target, deadline: NIODeadline, limit: Int,
+                          completion: @escaping @Sendable (Result<(status: Int, answer: ByteBuffer), any Error>) -> Void) {
         let channel = connection.channel
         let promise = channel.eventLoop.makePromise(of: WebhookAnswerHandler.Answer.self)
-        channel.eventLoop.execute {
+        promise.futureResult.whenComplete { [self] result in
+            switch result {
+            case .success(let answer):
+                if answer.keepAlive { release(connection, target) } else { channel.close(promise: nil) }
+                completion(.success((answer.status, answer.body)))
+            case .failure(let error):
+                completion(.failure(error))
+            }
+        }
+        let send: @Sendable () -> Void = {
             do {
                 let handler = try channel.pipeline.syncOperations.handler(type: WebhookAnswerHandler.self)
                 handler.expect(promise, limit: limit, deadline: deadline, on: channel)
@@ -203,14 +244,7 @@ final class WebhookClient: Sendable {
                 promise.fail(connection.early.withLockedValue { $0 } ?? Failure.closed)
             }
         }
-        // Cancelled (the server stops): the connection closes, which fails the promise.
-        let answer = try await withTaskCancellationHandler {
-            try await promise.futureResult.get()
-        } onCancel: {
-            channel.close(promise: nil)
-        }
-        if answer.keepAlive { release(connection, target) } else { channel.close(promise: nil) }
-        return (answer.status, answer.body)
+        if channel.eventLoop.inEventLoop { send() } else { channel.eventLoop.execute(send) }
     }
 }
 

@@ -1,0 +1,73 @@
+import HearthCore
+import Testing
+@testable import HearthServer
+
+/// The bookkeeping of function events between the read of the queue that hands them out and their committed
+/// outcome: attempts bounded per endpoint, events read beyond them waiting for their endpoint, each endpoint
+/// held to its share, all held to one bound, and a stop letting the waiting ones go.
+@Suite struct DeliveryInFlightTests {
+    static func event(_ sequence: Int64, _ endpoint: String = "a") -> FunctionEventRecord {
+        var event = FunctionEventRecord(id: "evt_\(sequence)", endpoint: endpoint, orderingKey: "k\(sequence)", body: [],
+                                        createdAt: Timestamp(microseconds: 0))
+        event.sequence = sequence
+        return event
+    }
+
+    @Test func eventsBeyondTheAttemptsWaitAndGoInReadOrderAsEarlierOnesAreAnswered() throws {
+        let flights = InFlight(attempts: 2, held: 8)
+        let room = try #require(flights.room(endpoints: 1))
+        #expect(room.free == 8 && room.skipping.isEmpty && room.full.isEmpty)
+        let admitted = (1...5).map { flights.admit(Self.event($0)) }
+        #expect(admitted == [true, true, false, false, false], "two attempts at once; the rest wait")
+        #expect(!flights.admit(Self.event(1)), "an event in flight is not taken twice")
+        #expect(flights.count == 5)
+        #expect(flights.answered(Self.event(1))?.sequence == 3)
+        #expect(flights.answered(Self.event(2))?.sequence == 4)
+        #expect(flights.answered(Self.event(3))?.sequence == 5)
+        #expect(flights.answered(Self.event(4)) == nil && flights.answered(Self.event(5)) == nil)
+        #expect(flights.count == 5, "answered, but in flight until the outcome is committed")
+        for k: Int64 in 1...5 { _ = flights.end(Self.event(k)) }
+        #expect(flights.count == 0)
+    }
+
+    /// While events wait and less than half the room is free, the queue is not read again; each read skips
+    /// what is in flight.
+    @Test func theQueueIsReadAgainOnceNothingWaitsOrHalfTheRoomIsFree() throws {
+        let flights = InFlight(attempts: 1, held: 4)
+        for k: Int64 in 1...4 { _ = flights.admit(Self.event(k)) }
+        #expect(flights.room(endpoints: 1) == nil, "full")
+        #expect(!flights.admit(Self.event(5)), "no more than held")
+        _ = flights.answered(Self.event(1))
+        #expect(flights.end(Self.event(1)) == false, "three waiting or attempting, one free: no read yet")
+        #expect(flights.room(endpoints: 1) == nil)
+        _ = flights.answered(Self.event(2))
+        #expect(flights.end(Self.event(2)) == true, "half the room free")
+        #expect(try #require(flights.room(endpoints: 1)).skipping == [3, 4])
+    }
+
+    /// With several endpoints, one holds no more than its share of the room, so the others' events are read.
+    @Test func aSlowEndpointHoldsOnlyItsShare() throws {
+        let flights = InFlight(attempts: 2, held: 12)
+        _ = try #require(flights.room(endpoints: 3))
+        for k: Int64 in 1...6 { _ = flights.admit(Self.event(k, "slow")) }
+        #expect(flights.count == 4, "a share is 12 / 3 = 4: two attempting, two waiting, the rest left in the queue")
+        #expect(try #require(flights.room(endpoints: 3)).full == ["slow"])
+        for k: Int64 in 11...14 { _ = flights.admit(Self.event(k, "slower")) }
+        // Two endpoints wait with their share each, and less than half the room is free: the third endpoint's
+        // events are still read.
+        #expect(flights.count == 8)
+        #expect(try #require(flights.room(endpoints: 3)).full == ["slow", "slower"])
+        #expect(flights.admit(Self.event(7, "fast")))
+    }
+
+    /// Stopping lets the waiting events go (pending in the queue, for the next start) and starts no more.
+    @Test func aStopLetsTheWaitingEventsGo() {
+        let flights = InFlight(attempts: 1, held: 8)
+        for k: Int64 in 1...3 { _ = flights.admit(Self.event(k)) }
+        flights.stop()
+        #expect(flights.stopped && flights.count == 1)
+        #expect(flights.answered(Self.event(1)) == nil)
+        #expect(flights.end(Self.event(1)))
+        #expect(flights.count == 0 && flights.room(endpoints: 1) == nil && !flights.admit(Self.event(4)))
+    }
+}
