@@ -461,7 +461,7 @@ import Testing
     }
 
     @Test func aBlobNoObjectNamesIsNeverTrustedAfterARestart() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let logger = Logger(label: "hearth.test") { _ in SwiftLogNoOpLogHandler() }
         var configuration = StorageConfiguration(dataDirectory: folder)

@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func killedDuringConcurrentPutsLeavesWholeObjectsAndNoUnnamedBytes() async throws {
-        let folder = TestServer.temporaryDirectory()
+        let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let adminKey = "test-admin-key-" + UUID().uuidString
         let ledger = Ledger()
