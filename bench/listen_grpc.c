@@ -2,8 +2,8 @@
 // with its writer): CLIENTS connections, each with one Firestore `Listen` stream of one target, as
 // ListenBench's grpc-swift listeners open them (one connection each, the request not half-closed). Every
 // `document_change` carrying a `sentAt` integer (the writer's stamp, microseconds since 1970) counts one
-// delivery, its latency the time it was read less that stamp. A C client spends a few µs a delivery where
-// grpc-swift's spends tens, so on shared cores the driver leaves the CPU to the server it measures.
+// delivery, its latency the time it was read less that stamp. It costs a small part of grpc-swift's client's
+// CPU a delivery (bench/README.md), so on shared cores the driver leaves the CPU to the server it measures.
 //
 //   listen_grpc PORT ADMIN_KEY CLIENTS query|doc
 //
