@@ -14,7 +14,9 @@ request (from /proc/PID/stat). `--wrk` adds `wrk` on a random HTTP get as before
 Listen fan-out (`--listen`): for each face, a fresh server and LISTENERS listeners (1,000) of one query over a
 shared collection of 10 documents (WebSocket `/v1/listen`, or gRPC `Listen` streams on connections of their
 own), a writer at 100 writes/s for 10 s over HTTP; write-to-delivery latency over every delivery
-(bench/ListenBench, as listen_bench.py runs it).
+(bench/ListenBench, as listen_bench.py runs it). With `--drivers c` the gRPC listeners are bench/listen_grpc.c
+(libnghttp2, compiled here with `cc`), run by ListenBench beside its writer; with `--drivers swift`,
+grpc-swift 2's client in ListenBench.
 
 `--hearth NAME=PATH` (repeatable) runs the same rounds on several builds of the server side by side, one server
 each (an older build copied aside against the new one, say); without it, the release build of this tree.
@@ -39,6 +41,19 @@ def build():
     """Builds every product in one invocation: built one `--product` at a time, SwiftPM recompiles the modules
     they share for each."""
     subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True)
+
+
+LISTEN_C = os.path.join(ROOT, "bench", "listen_grpc.c")
+
+
+def listen_driver():
+    """The C gRPC listeners, compiled when their source is newer than the binary."""
+    binary = os.path.join(ROOT, ".build", "bench", "listen_grpc")
+    if not os.path.exists(binary) or os.path.getmtime(binary) < os.path.getmtime(LISTEN_C):
+        os.makedirs(os.path.dirname(binary), exist_ok=True)
+        if subprocess.run(["cc", "-O2", "-o", binary, LISTEN_C, "-lnghttp2"]).returncode:
+            raise SystemExit("compiling bench/listen_grpc.c failed (it needs: apt-get install -y libnghttp2-dev)")
+    return binary
 
 
 def start_hearth(binary, tmp, preload=True):
@@ -198,8 +213,9 @@ def fan_out(binary, face, args):
     try:
         kind, port = ("grpc", f"{http_port}:{grpc_port}") if face == "grpc" else ("hearth", str(http_port))
         before = cpu_seconds(proc.pid)
+        listeners = [listen_driver()] if face == "grpc" and args.drivers == "c" else []
         out = subprocess.run([built("hearth-listen-bench"), kind, port, ADMIN_KEY, str(args.listeners), "query", "10", "100",
-                              str(proc.pid), "open"], capture_output=True, text=True, timeout=600)
+                              str(proc.pid), "open"] + listeners, capture_output=True, text=True, timeout=600)
         server_cpu = cpu_seconds(proc.pid) - before
     finally:
         stop([proc])
@@ -221,7 +237,8 @@ def main():
     ap.add_argument("--no-requests", action="store_true", help="only the fan-out")
     ap.add_argument("--skip-build", action="store_true", help="run the release binaries as they are")
     ap.add_argument("--drivers", choices=["c", "swift"], default="c",
-                    help="c: h2load (gRPC) and wrk (HTTP) repeating one request; swift: bench/GRPCBench on both faces")
+                    help="c: h2load (gRPC) and wrk (HTTP) repeating one request, bench/listen_grpc.c the gRPC listeners; "
+                         "swift: bench/GRPCBench on both faces, grpc-swift's client the gRPC listeners")
     ap.add_argument("--hearth", action="append", default=[], metavar="NAME=PATH",
                     help="a server build to measure (repeatable); default: this tree's release build")
     args = ap.parse_args()
@@ -230,8 +247,10 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))  # inherited by the server and the drivers
     if not args.skip_build:
         build()
-    if args.drivers == "c" and (shutil.which("h2load") is None or shutil.which("wrk") is None):
+    if args.drivers == "c" and not args.no_requests and (shutil.which("h2load") is None or shutil.which("wrk") is None):
         raise SystemExit("--drivers c needs h2load and wrk: apt-get install -y nghttp2-client wrk")
+    if args.listen and args.drivers == "c":
+        listen_driver()
     print(f"release build, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores", flush=True)
 
     rows = []
@@ -273,7 +292,7 @@ def main():
     if args.listen:
         for name, binary in builds:
             for face in ["websocket", "grpc"]:
-                r = dict(fan_out(binary, face, args), build=name)
+                r = dict(fan_out(binary, face, args), build=name, load=os.getloadavg()[0])
                 fans.append(r)
                 print(json.dumps(r), flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")

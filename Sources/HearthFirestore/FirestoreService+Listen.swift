@@ -12,7 +12,7 @@ import SwiftProtobuf
 /// first snapshot carries, before `CURRENT`, an existence filter with the count of its documents.
 ///
 /// The connection handler (`FirestoreWireHandler`) serves the stream on its event loop: it hands each request
-/// message to `receive` and writes what `responses(for:)` makes of the feed's events, so no task runs per stream.
+/// message to `receive` and writes what `encoded(_:)` makes of the feed's events, so no task runs per stream.
 extension FirestoreService {
     func listen(request: StreamingServerRequest<Google_Firestore_V1_ListenRequest>,
                 context: ServerContext) async throws -> StreamingServerResponse<Google_Firestore_V1_ListenResponse> {
@@ -105,6 +105,29 @@ final class ListenStream {
             $0.message = error.message
         }
         return .with { $0.targetChange = change }
+    }
+
+    /// One event of the feed as Firestore's responses, serialized with their gRPC prefixes. A snapshot of a view's
+    /// listeners is encoded once for every stream of the view in the same database that names the target alike,
+    /// as the WebSocket listeners share a frame. Throws what ends the stream.
+    func encoded(_ event: ListenEvent) throws -> SharedEncodings.Encoded {
+        guard case .snapshot(let snapshot) = event, let encodings = snapshot.encodings, let db = database else {
+            return try Self.encoded(responses(for: event))
+        }
+        return try encodings.encoded("grpc \(db.name) \(snapshot.targetID)") { try Self.encoded(responses(for: event)) }
+    }
+
+    /// Responses as gRPC messages: each a 5-byte prefix (uncompressed, its length) and its bytes.
+    static func encoded(_ responses: [Google_Firestore_V1_ListenResponse]) throws -> SharedEncodings.Encoded {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 * responses.count)
+        for response in responses {
+            let message: [UInt8] = try response.serializedBytes()
+            let n = UInt32(message.count)
+            bytes += [0, UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
+            bytes += message
+        }
+        return .init(messages: responses.count, bytes: bytes)
     }
 
     /// One event of the feed as Firestore's responses. Throws what ends the stream (the feed ended the

@@ -82,7 +82,7 @@ extension FirestoreWireHandler {
                 return endListen(id, RPCError(code: .invalidArgument, message: "Can't deserialize to message of type ListenRequest."))
             }
             do {
-                writeListen(id, listen, try listen.stream.receive(request))
+                writeListen(id, listen, [try ListenStream.encoded(listen.stream.receive(request))])
             } catch {
                 return endListen(id, FirestoreStatus.rpcError(error, logger: logger))
             }
@@ -106,14 +106,15 @@ extension FirestoreWireHandler {
                 if finished { endListen(id, nil) } else if !writable { listen.blocked = true }
                 return
             }
-            var responses: [Google_Firestore_V1_ListenResponse] = []
+            var encoded: [SharedEncodings.Encoded] = []
+            encoded.reserveCapacity(events.count)
             do {
-                for event in events { responses += try listen.stream.responses(for: event) }
+                for event in events { encoded.append(try listen.stream.encoded(event)) }
             } catch {
-                writeListen(id, listen, responses)
+                writeListen(id, listen, encoded)
                 return endListen(id, FirestoreStatus.rpcError(error, logger: logger))
             }
-            writeListen(id, listen, responses)
+            writeListen(id, listen, encoded)
             if finished { return endListen(id, nil) }
         }
     }
@@ -126,24 +127,14 @@ extension FirestoreWireHandler {
         drainListens(blocked)
     }
 
-    /// Writes a stream's responses as length-prefixed messages in one DATA frame (NIOHTTP2 splits it to the
+    /// Writes a stream's encoded responses (length-prefixed messages) in one DATA frame (NIOHTTP2 splits it to the
     /// peer's frame size and window): a peer parses one frame per snapshot, not one per message. Its write counts
     /// them all off when it reaches the socket.
-    func writeListen(_ id: HTTP2StreamID, _ listen: WireListen, _ responses: [Google_Firestore_V1_ListenResponse]) {
-        guard let context, !responses.isEmpty else { return }
-        var buffer = context.channel.allocator.buffer(capacity: 256 * responses.count)
-        for response in responses {
-            let bytes: [UInt8]
-            do {
-                bytes = try response.serializedBytes()
-            } catch {
-                return endListen(id, FirestoreStatus.rpcError(error, logger: logger))
-            }
-            buffer.writeInteger(UInt8(0))
-            buffer.writeInteger(UInt32(bytes.count))
-            buffer.writeBytes(bytes)
-        }
-        let count = responses.count
+    func writeListen(_ id: HTTP2StreamID, _ listen: WireListen, _ encoded: [SharedEncodings.Encoded]) {
+        let count = encoded.reduce(0) { $0 + $1.messages }
+        guard let context, count > 0 else { return }
+        var buffer = context.channel.allocator.buffer(capacity: encoded.reduce(0) { $0 + $1.bytes.count })
+        for part in encoded { buffer.writeBytes(part.bytes) }
         listen.unwritten += count
         let written = context.eventLoop.makePromise(of: Void.self)
         let (handler, bound) = (NIOLoopBound(self, eventLoop: context.eventLoop), NIOLoopBound(listen, eventLoop: context.eventLoop))

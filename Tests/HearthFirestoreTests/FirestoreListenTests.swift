@@ -74,6 +74,33 @@ import Testing
         }
     }
 
+    /// Streams of one query on connections of their own share the snapshot's encoding when they name the target
+    /// alike; each still gets its own target id when it does not.
+    @Test func streamsOfOneQuerySharingAnEncodingKeepTheirTargetIDs() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, http in
+            let clients = try (0..<3).map { _ in try FirestoreTestClient(port: server.grpcPort!, token: server.adminKey) }
+            try await withCleanup({
+                let ids: [Int32] = [7, 7, 9]
+                let listeners = clients.map { $0.listen() }
+                for (listener, id) in zip(listeners, ids) {
+                    listener.send(Self.queryTarget(clients[0], id: id, collection: "shared"))
+                    _ = try await listener.nextSnapshot()
+                }
+                #expect(try await http.put("/v1/docs/shared/a", #"{"n": 1}"#).status == 200)
+                for (listener, id) in zip(listeners, ids) {
+                    let snapshot = try await listener.nextSnapshot()
+                    let changes = snapshot.compactMap { r -> Google_Firestore_V1_DocumentChange? in
+                        if case .documentChange(let c)? = r.responseType { return c }
+                        return nil
+                    }
+                    #expect(changes.map(\.targetIds) == [[id]])
+                    #expect(changes.map { $0.document.name } == [clients[0].name("shared/a")])
+                    await listener.close()
+                }
+            }, cleanup: { for client in clients { await client.close() } })
+        }
+    }
+
     /// A request a test sends: with no target change, or adding a query target in the client's database or
     /// another one.
     enum Sent: Sendable {

@@ -2,13 +2,19 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import HearthFirestoreProtos
+import HearthTesting
 import SwiftProtobuf
 
 // MARK: Hearth over Firestore's gRPC Listen
 
 /// Hearth's listeners over gRPC: each its own client and HTTP/2 connection (as separate apps have), one
-/// `Listen` stream with one target, kept open (not half-closed) until the driver exits.
+/// `Listen` stream with one target, kept open (not half-closed) until the driver exits. With a listeners'
+/// program, that program opens them the same way instead.
 func runGRPC(_ samples: Samples) async throws {
+    if let program = Bench.listenersProgram {
+        let listeners = try ListenersProgram(program)
+        return try await runHearth(open: { try await listeners.ready() }, deliveries: { try await listeners.finish() })
+    }
     let clients = GRPCClientSet()
     let database = "projects/bench/databases/(default)"
     try await runHearth(samples) { k, mine in
@@ -81,4 +87,56 @@ final class GRPCClientSet: @unchecked Sendable {
         lock.withLock { items.append(client); items.append(connections) }
     }
     func add(_ call: Task<Void, Never>) { lock.withLock { items.append(call) } }
+}
+
+/// The listeners' program (bench/listen_grpc.c), run beside this one: it opens the streams, says `ready`, and
+/// prints its figures as one JSON line when its standard input closes. Its pipes are read on a thread of
+/// their own, off the concurrency pool the writer runs on.
+final class ListenersProgram: @unchecked Sendable {
+    let process = Process()
+    let input = Pipe(), output = Pipe()
+
+    init(_ path: String) throws {
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = [String(Bench.grpcPort), Bench.key, String(Bench.clients), Bench.mode]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+    }
+
+    /// The next line of the program's output; failing the bench if it ended without one (its standard error,
+    /// shared with this process's, says why).
+    func line() async throws -> String {
+        let handle = output.fileHandleForReading
+        return try await withCheckedThrowingContinuation { (done: CheckedContinuation<String, any Error>) in
+            Thread.detachNewThread {
+                var bytes: [UInt8] = []
+                while true {
+                    let chunk = handle.readData(ofLength: 1)
+                    if chunk.isEmpty {
+                        return done.resume(throwing: ListenClient.Failure(description: "the listeners' program ended"))
+                    }
+                    if chunk[0] == 0x0A { return done.resume(returning: String(decoding: bytes, as: UTF8.self)) }
+                    bytes.append(chunk[0])
+                }
+            }
+        }
+    }
+
+    func ready() async throws {
+        let said = try await line()
+        guard said == "ready" else { throw ListenClient.Failure(description: "the listeners' program said \(said)") }
+    }
+
+    func finish() async throws -> Deliveries {
+        try input.fileHandleForWriting.close()
+        let said = try await line()
+        guard let json = try? JSONSerialization.jsonObject(with: Data(said.utf8)) as? [String: Any],
+              let count = json["samples"] as? Int, let p50 = json["p50_ms"] as? Double, let p99 = json["p99_ms"] as? Double,
+              let cpu = json["driver_cpu_s"] as? Double else {
+            throw ListenClient.Failure(description: "the listeners' program said \(said)")
+        }
+        process.waitUntilExit()
+        return Deliveries(count: count, p50: p50, p99: p99, programCPU: cpu)
+    }
 }

@@ -4,13 +4,17 @@
 // bounded time, and prints one JSON line with write-to-delivery latency percentiles and the server's RSS.
 //
 //   hearth-listen-bench hearth PORT ADMIN_KEY CLIENTS query|doc SECONDS RATE SERVER_PID [open|closed]
-//   hearth-listen-bench grpc PORT:GRPC_PORT ADMIN_KEY CLIENTS query|doc SECONDS RATE SERVER_PID [open|closed]
+//   hearth-listen-bench grpc PORT:GRPC_PORT ADMIN_KEY CLIENTS query|doc SECONDS RATE SERVER_PID [open|closed] [LISTENERS]
 //   hearth-listen-bench pocketbase PORT - CLIENTS query|doc SECONDS RATE SERVER_PID [open|closed]
 //
 // The writer is open-loop by default: each write is sent at its time whether or not earlier ones were
 // answered, and stamped with that time, so a server that falls behind shows it in the latencies instead of
 // slowing the writer down. `closed` waits for each answer before the next write (the writer slows to what
 // the server answers).
+//
+// LISTENERS, for `grpc`, is a program that opens the gRPC listeners in place of grpc-swift's client
+// (bench/listen_grpc.c, run as `LISTENERS GRPC_PORT ADMIN_KEY CLIENTS query|doc`): it says `ready` once every
+// stream is current, counts deliveries until its standard input closes, and prints their figures.
 import Foundation
 import HearthCore
 import HearthTesting
@@ -21,7 +25,8 @@ import NIOPosix
 /// The command line, read once.
 enum Bench {
     static let args = CommandLine.arguments
-    static let valid = (args.count == 9 || (args.count == 10 && ["open", "closed"].contains(args[9])))
+    static let valid = (args.count == 9 || (args.count == 10 && ["open", "closed"].contains(args[9]))
+                        || (args.count == 11 && server == "grpc" && ["open", "closed"].contains(args[9])))
         && ports.allSatisfy { Int($0) != nil } && ports.count == (server == "grpc" ? 2 : 1)
         && Int(args[4]) != nil && Double(args[6]) != nil && Double(args[7]) != nil && Int(args[8]) != nil
     static let server = args[1]
@@ -36,6 +41,8 @@ enum Bench {
     static let rate = Double(args[7])!
     static let serverPID = Int(args[8])!
     static let openLoop = args.count < 10 || args[9] == "open"
+    /// The program that opens the gRPC listeners, if not this one.
+    static let listenersProgram = args.count > 10 ? args[10] : nil
     /// Connections the open-loop writer spreads its writes over.
     static let writerConnections = 8
     static let sharedDocs = 10
@@ -46,7 +53,7 @@ enum Bench {
 }
 
 guard Bench.valid else {
-    FileHandle.standardError.write(Data("usage: hearth-listen-bench hearth|grpc|pocketbase PORT[:GRPC_PORT] KEY CLIENTS query|doc SECONDS RATE PID [open|closed]\n".utf8))
+    FileHandle.standardError.write(Data("usage: hearth-listen-bench hearth|grpc|pocketbase PORT[:GRPC_PORT] KEY CLIENTS query|doc SECONDS RATE PID [open|closed] [LISTENERS]\n".utf8))
     exit(2)
 }
 
@@ -66,6 +73,29 @@ final class Samples: @unchecked Sendable {
     func sorted() -> [Double] {
         lock.withLock { (values + parts.flatMap { $0.sorted() }).sorted() }
     }
+}
+
+/// What the listeners measured: deliveries, latency percentiles (ms), and the CPU of a listeners' program of
+/// their own (0 when they run in this process).
+struct Deliveries {
+    var count: Int
+    var p50: Double
+    var p99: Double
+    var programCPU = 0.0
+
+    init(count: Int, p50: Double, p99: Double, programCPU: Double = 0) {
+        (self.count, self.p50, self.p99, self.programCPU) = (count, p50, p99, programCPU)
+    }
+
+    init(_ samples: Samples) {
+        let sorted = samples.sorted()
+        self.init(count: sorted.count, p50: percentile(0.5, sorted), p99: percentile(0.99, sorted))
+    }
+}
+
+/// The sample at index `min(n - 1, n * p)` of sorted samples, or -1 without any (listen_grpc.c takes the same).
+func percentile(_ p: Double, _ sorted: [Double]) -> Double {
+    sorted.isEmpty ? -1 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
 }
 
 /// Where `needle` first occurs in `bytes` at or after `from`.
@@ -153,6 +183,14 @@ func forEachConcurrently(_ n: Int, width: Int, _ body: @escaping @Sendable (Int)
 /// Runs Hearth's side: the documents written, then `listen(k, samples)` for every listener `k` (answering once
 /// its first snapshot is in), then the writer over HTTP.
 func runHearth(_ samples: Samples, listen: @escaping @Sendable (Int, Samples) async throws -> Void) async throws {
+    try await runHearth(open: {
+        try await forEachConcurrently(Bench.clients, width: 64) { k in try await listen(k, samples.part()) }
+    }, deliveries: { Deliveries(samples) })
+}
+
+/// Runs Hearth's side with the listeners opened by `open` (answering once every first snapshot is in) and
+/// their figures read by `deliveries` after the writer is done.
+func runHearth(open: () async throws -> Void, deliveries: () async throws -> Deliveries) async throws {
     let http = HearthClient(port: Bench.port, adminKey: Bench.key)
     let ids = Bench.mode == "query" ? (0..<Bench.sharedDocs).map { "feed/d\($0)" } : (0..<Bench.clients).map { "own/c\($0)" }
     for start in stride(from: 0, to: ids.count, by: 500) {
@@ -160,7 +198,7 @@ func runHearth(_ samples: Samples, listen: @escaping @Sendable (Int, Samples) as
         _ = try await http.post("/v1/commit", #"{"writes": [\#(writes.joined(separator: ","))]}"#)
     }
     let before = rssKB(Bench.serverPID)
-    try await forEachConcurrently(Bench.clients, width: 64) { k in try await listen(k, samples.part()) }
+    try await open()
     try await Task.sleep(for: .milliseconds(500))
     let after = rssKB(Bench.serverPID)
     let writers = (0..<Bench.writerConnections).map { _ in HearthClient(port: Bench.port, adminKey: Bench.key, eventLoopGroup: Bench.writerLoop) }
@@ -169,7 +207,7 @@ func runHearth(_ samples: Samples, listen: @escaping @Sendable (Int, Samples) as
         _ = try await writers[k % writers.count].patch("/v1/docs/\(path)", #"{"sentAt": \#(sentAt)}"#)
     }
     try await Task.sleep(for: .seconds(2))
-    exitWith(samples, before: before, after: after)
+    exitWith(try await deliveries(), before: before, after: after)
 }
 
 /// Hearth's WebSocket listeners.
@@ -243,13 +281,9 @@ func write(seconds: Double, rate: Double, _ body: @escaping @Sendable (Int, Int6
     answerMillis = answers.sorted()
 }
 
-func exitWith(_ samples: Samples, before: Int, after: Int) -> Never {
-    let sorted = samples.sorted()
-    func pct(_ p: Double, _ sorted: [Double] = sorted) -> Double {
-        sorted.isEmpty ? -1 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-    }
+func exitWith(_ deliveries: Deliveries, before: Int, after: Int) -> Never {
     let perListener = Bench.clients > 0 ? Double(after - before) / Double(Bench.clients) : 0
-    print(#"{"server": "\#(Bench.server)", "clients": \#(Bench.clients), "mode": "\#(Bench.mode)", "samples": \#(sorted.count), "p50_ms": \#(pct(0.5)), "p99_ms": \#(pct(0.99)), "rss_before_kb": \#(before), "rss_after_kb": \#(after), "rss_per_listener_kb": \#(perListener), "writes_per_second": \#(writeSeconds > 0 ? Double(Int(Bench.seconds * Bench.rate)) / writeSeconds : 0), "writer": "\#(Bench.openLoop ? "open" : "closed")", "answer_p50_ms": \#(pct(0.5, answerMillis)), "answer_p99_ms": \#(pct(0.99, answerMillis)), "slowest_answer_ms": \#(answerMillis.last ?? 0), "driver_cpu_s": \#(cpuSeconds())}"#)
+    print(#"{"server": "\#(Bench.server)", "clients": \#(Bench.clients), "mode": "\#(Bench.mode)", "samples": \#(deliveries.count), "p50_ms": \#(deliveries.p50), "p99_ms": \#(deliveries.p99), "rss_before_kb": \#(before), "rss_after_kb": \#(after), "rss_per_listener_kb": \#(perListener), "writes_per_second": \#(writeSeconds > 0 ? Double(Int(Bench.seconds * Bench.rate)) / writeSeconds : 0), "writer": "\#(Bench.openLoop ? "open" : "closed")", "answer_p50_ms": \#(percentile(0.5, answerMillis)), "answer_p99_ms": \#(percentile(0.99, answerMillis)), "slowest_answer_ms": \#(answerMillis.last ?? 0), "driver_cpu_s": \#(cpuSeconds() + deliveries.programCPU)}"#)
     fflush(nil)
     exit(0)
 }
@@ -346,7 +380,7 @@ func runPocketBase(_ samples: Samples) async throws {
                                                        headers: host, as: .nobody)
     }
     try await Task.sleep(for: .seconds(2))
-    exitWith(samples, before: before, after: after)
+    exitWith(Deliveries(samples), before: before, after: after)
 }
 
 @Sendable func quoteJSON(_ text: String) -> String {

@@ -367,7 +367,11 @@ final class FeedState {
         var frames: [String: [UInt8]] = [:]
         let merges = MergeCache()
 
-        init(_ template: ListenSnapshot) { self.template = template }
+        init(_ template: ListenSnapshot) {
+            var template = template
+            template.encodings = SharedEncodings()
+            self.template = template
+        }
 
         /// The last target id served and its frame: listeners of a view mostly name it alike.
         var last: (targetID: String, frame: [UInt8])?
@@ -424,6 +428,7 @@ final class FeedState {
                                           changesJSON: ViewChange.encode(changes), position: later.position, serial: 0,
                                           states: SnapshotStates(target: to.target, before: from.before, after: to.after))
                 snapshot.frame = snapshot.encodedFrame()
+                snapshot.encodings = SharedEncodings()
                 if merged.count < 64 { merged[key] = snapshot }
             }
             snapshot.serial = later.serial

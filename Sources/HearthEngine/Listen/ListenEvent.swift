@@ -1,4 +1,5 @@
 import HearthCore
+import Synchronization
 
 /// What the feed tells a connection.
 public enum ListenEvent: Sendable {
@@ -33,6 +34,9 @@ public struct ListenSnapshot: Sendable {
     var serial: Int
     /// The whole frame, when it was encoded once for every listener of the view that names the target alike.
     public var frame: [UInt8]?
+    /// Other faces' encodings of this snapshot (a gRPC stream's responses), made by the first listener of the view
+    /// that needs one and kept for the others; nil for a snapshot of one listener's own.
+    public var encodings: SharedEncodings?
     /// The view before and after `changes`, so that a later snapshot can be merged into this one while it
     /// waits to be sent; nil for first and reset snapshots, which are never merged.
     var states: SnapshotStates?
@@ -66,6 +70,31 @@ public struct ListenSnapshot: Sendable {
         w.raw("\",\"resumeToken\":")
         w.string(resumeToken)
         w.raw("}")
+    }
+}
+
+/// A snapshot's encodings, shared by every listener of its view: each made once, on the first listener's loop
+/// that asks, keyed by what it depends on besides the snapshot (the face, the target id as the client named it).
+public final class SharedEncodings: Sendable {
+    /// An encoding: its bytes, and how many messages they hold.
+    public struct Encoded: Sendable {
+        public var messages: Int
+        public var bytes: [UInt8]
+
+        public init(messages: Int, bytes: [UInt8]) { (self.messages, self.bytes) = (messages, bytes) }
+    }
+
+    private let byKey = Mutex<[String: Encoded]>([:])
+
+    public init() {}
+
+    /// The encoding kept under `key`, or `encode`'s, kept for the next listener (up to 64 keys). Encoded outside
+    /// the lock: two loops asking at once may both encode, and the second result is the one kept.
+    public func encoded(_ key: String, _ encode: () throws -> Encoded) rethrows -> Encoded {
+        if let kept = byKey.withLock({ $0[key] }) { return kept }
+        let made = try encode()
+        byKey.withLock { if $0.count < 64 { $0[key] = made } }
+        return made
     }
 }
 
