@@ -26,7 +26,7 @@ struct FirestoreDatabase: Sendable, Equatable {
 
     /// Parses `projects/{p}/databases/{d}` (the `database` field of requests).
     init(name: String) throws(HearthError) {
-        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        let parts = Self.parts(name)
         guard parts.count == 4, parts[0] == "projects", parts[2] == "databases", !parts[1].isEmpty, !parts[3].isEmpty else {
             throw .invalidArgument("'\(name.prefix(200))' is not a database name; expected projects/{project}/databases/{database}")
         }
@@ -54,7 +54,7 @@ struct FirestoreDatabase: Sendable, Equatable {
     /// Splits a name under `projects/{p}/databases/{d}/documents` into its database and the path after
     /// `documents` (empty for the root).
     static func split(_ name: String) throws(HearthError) -> (FirestoreDatabase, [String]) {
-        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        let parts = Self.parts(name)
         guard parts.count >= 5, parts[0] == "projects", parts[2] == "databases", parts[4] == "documents",
               !parts[1].isEmpty, !parts[3].isEmpty else {
             throw .invalidArgument(
@@ -62,11 +62,31 @@ struct FirestoreDatabase: Sendable, Equatable {
         }
         let database = try FirestoreDatabase(project: String(parts[1]), database: String(parts[3]))
         var segments: [String] = []
+        segments.reserveCapacity(parts.count - 5)
         for part in parts.dropFirst(5) {
-            try validateID(String(part), kind: "path segment")
-            segments.append(String(part))
+            let segment = String(part)
+            try validateID(segment, kind: "path segment")
+            segments.append(segment)
         }
         return (database, segments)
+    }
+
+    /// A name's parts between slashes, empty ones kept. Split on the UTF-8 bytes: `/` is ASCII, so each part is
+    /// whole scalars, and no grapheme breaking is done for every name of every request.
+    static func parts(_ name: String) -> [Substring] {
+        var parts: [Substring] = []
+        let utf8 = name.utf8
+        var start = utf8.startIndex
+        var index = start
+        while index != utf8.endIndex {
+            if utf8[index] == UInt8(ascii: "/") {
+                parts.append(name[start..<index])
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        parts.append(name[start..<utf8.endIndex])
+        return parts
     }
 
     /// A document's path from its full name, which must be in this database.
@@ -108,7 +128,17 @@ struct FirestoreDatabase: Sendable, Equatable {
     /// A stored document's full name, in the database its path belongs to.
     func name(of path: DocumentPath) -> String {
         let (database, segments) = unprefixed(path)
-        return "projects/\(project)/databases/\(database)/documents/" + segments.joined(separator: "/")
+        var name = "projects/"
+        name.reserveCapacity(40 + project.utf8.count + database.utf8.count + segments.reduce(0) { $0 + $1.utf8.count + 1 })
+        name += project
+        name += "/databases/"
+        name += database
+        name += "/documents/"
+        for (k, segment) in segments.enumerated() {
+            if k > 0 { name += "/" }
+            name += segment
+        }
+        return name
     }
 }
 

@@ -93,6 +93,9 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     private var unflushed = false
     private var quiescing = false
     private var lastStreamID = HTTP2StreamID.rootStream
+    /// The last `authorization` value of this connection that was the admin key: the same bytes again need no
+    /// new hash (the key does not change while the server runs), as `InlineAnswers` does over HTTP.
+    private var adminAuthorization: String?
 
     /// The flow-control window each stream and the connection are kept at.
     static let window = 65_535
@@ -216,12 +219,10 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             return trailersOnly(id, RPCError(code: .unimplemented,
                                              message: "grpc-encoding \(encoding) is not supported; send uncompressed (identity) messages"))
         }
-        if Method.byPath[path] == .listen {
-            startListen(id, authorization)
-        } else if let known = Method.byPath[path] {
-            calls[id] = Call(method: known, authorization: authorization)
-        } else {
-            route(id, path, headers)
+        switch Method.byPath[path] {
+        case .listen?: startListen(id, authorization)
+        case let known?: calls[id] = Call(method: known, authorization: authorization)
+        case nil: route(id, path, headers)
         }
     }
 
@@ -318,11 +319,16 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             return trailersOnly(id, RPCError(code: .internalError, message: "The request \(what)"))
         }
         let caller: FirestoreCaller
-        do {
-            caller = try service.authenticate(call.authorization)
-        } catch {
-            calls[id] = nil
-            return trailersOnly(id, FirestoreStatus.rpcError(error, logger: logger))
+        if let authorization = call.authorization, authorization == adminAuthorization {
+            caller = FirestoreCaller(identity: .admin)
+        } else {
+            do {
+                caller = try service.authenticate(call.authorization)
+            } catch {
+                calls[id] = nil
+                return trailersOnly(id, FirestoreStatus.rpcError(error, logger: logger))
+            }
+            if caller.identity.isAdmin, caller.session == nil, caller.expires == nil { adminAuthorization = call.authorization }
         }
         dispatch(id, method, call.messages[0], caller)
     }
@@ -511,8 +517,14 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     /// Ends a call with its status: in trailers after its messages, or trailers-only when nothing was sent.
     func finish(_ id: HTTP2StreamID, _ error: RPCError?) {
         guard let call = calls.removeValue(forKey: id) else { return }
-        var trailers = call.headersSent ? HPACKHeaders() : Self.responseHeaders
-        Self.status(error, into: &trailers)
+        let trailers: HPACKHeaders
+        if error == nil, call.headersSent {
+            trailers = Self.okTrailers
+        } else {
+            var headers = call.headersSent ? HPACKHeaders() : Self.responseHeaders
+            Self.status(error, into: &headers)
+            trailers = headers
+        }
         write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))))
         endWrite()
     }
@@ -563,6 +575,8 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     }
 
     static let responseHeaders: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
+    /// The trailers of a call that succeeded after its messages, made once.
+    static let okTrailers: HPACKHeaders = ["grpc-status": "0"]
 
     static func status(_ error: RPCError?, into headers: inout HPACKHeaders) {
         guard let error else { return headers.add(name: "grpc-status", value: "0") }

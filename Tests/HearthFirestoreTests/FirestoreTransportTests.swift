@@ -10,7 +10,8 @@ import Testing
 
 /// What Hearth's gRPC transport refuses before a call reaches the service: a request over 10 MiB
 /// (RESOURCE_EXHAUSTED) and a compressed one (UNIMPLEMENTED, as a gRPC server without that compression answers);
-/// neither changes anything.
+/// neither changes anything. And what a connection remembers between calls: the admin key it was shown, for
+/// that value alone.
 @Suite struct FirestoreTransportTests {
     @Test func aRequestOverTenMiBIsResourceExhausted() async throws {
         try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, http in
@@ -64,6 +65,59 @@ import Testing
             #expect(!listing.text.contains("things/a"), "\(listing.text)")
             client.beginGracefulShutdown()
             _ = try? await connections.value
+        }
+    }
+
+    @Test func aConnectionRemembersTheAdminKeyForThatValueAlone() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, http in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
+                _ = try await firestore.commit([firestore.set("things/a", ["a": .int(1)])])
+                // The same connection, other authorization values: each is decided anew.
+                for value in ["Bearer \(server.adminKey)x", "Bearer hak_nope", "Basic \(server.adminKey)"] {
+                    var metadata: Metadata = [:]
+                    metadata.addString(value, forKey: "authorization")
+                    do {
+                        _ = try await firestore.stub.commit(.with {
+                            $0.database = firestore.database
+                            $0.writes = [firestore.set("things/b", ["a": .int(2)])]
+                        }, metadata: metadata)
+                        Issue.record("\(value) was answered, expected UNAUTHENTICATED")
+                    } catch let error as RPCError {
+                        #expect(error.code == .unauthenticated, "\(value): \(error)")
+                    }
+                }
+                _ = try await firestore.commit([firestore.set("things/c", ["a": .int(3)])])
+                let listing = try await http.get("/v1/docs/things")
+                #expect(listing.text.contains("things/c") && !listing.text.contains("things/b"), "\(listing.text)")
+            }
+        }
+    }
+
+    /// Names are split at their `/` bytes: an id may start with a combining mark, and a document's name comes
+    /// back as it was asked for.
+    @Test func batchGetAnswersEachDocumentUnderItsName() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, _ in
+            try await FirestoreTestClient.with(port: server.grpcPort!, token: server.adminKey) { firestore in
+                let paths = ["things/caf\u{E9}", "things/\u{301}e", "things/\u{65E5}\u{672C}/sub/\u{1F525}"]
+                _ = try await firestore.commit(paths.map { firestore.set($0, ["a": .int(1)]) })
+                let names = (paths + ["things/missing"]).map(firestore.name)
+                let (found, missing) = try await firestore.stub.batchGetDocuments(.with {
+                    $0.database = firestore.database
+                    $0.documents = names
+                }, metadata: firestore.metadata) { response in
+                    var found: [String] = [], missing: [String] = []
+                    for try await message in response.messages {
+                        switch message.result {
+                        case .found(let document)?: found.append(document.name)
+                        case .missing(let name)?: missing.append(name)
+                        case nil: break
+                        }
+                    }
+                    return (found, missing)
+                }
+                #expect(found == Array(names.prefix(3)))
+                #expect(missing == [names[3]])
+            }
         }
     }
 }
