@@ -463,12 +463,8 @@ import Testing
     @Test func aBlobNoObjectNamesIsNeverTrustedAfterARestart() async throws {
         let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let logger = Logger(label: "hearth.test") { _ in SwiftLogNoOpLogHandler() }
-        var configuration = StorageConfiguration(dataDirectory: folder)
-        configuration.readers = 1
-        configuration.dataFolderOwner = "test"
         let bytes = Self.bytes(String(repeating: "renamed, then the power went ", count: 100))
-        let storage = try StorageBackend.open(configuration, logger: logger).documents
+        let (storage, _) = try ResumableUploadStoreTests.openAsOwner(folder)
         // A put stopped between its rename and its row's commit leaves a blob no object names; whatever its
         // bytes hold after the crash (here, a torn prefix), they are never trusted.
         let received = try await storage.blobs.receive(ByteChunks(bytes), maxSize: 10_000)
@@ -478,10 +474,9 @@ import Testing
         try Data(bytes.prefix(100)).write(to: URL(fileURLWithPath: folder + "/files/blobs/" + blob))
 
         // The next start removes it before anything can be served or a put of the same bytes finds its name.
-        let reopened = try StorageBackend.open(configuration, logger: logger).documents
+        let (reopened, db) = try ResumableUploadStoreTests.openAsOwner(folder)
         defer { reopened.close() }
         #expect(Self.blobFiles(folder).isEmpty)
-        let db = Database(storage: reopened)
         _ = try await db.putFile("whole", bytes, as: .admin)
         #expect(try await db.readFile("whole", as: .admin).bytes == bytes)
         #expect(Self.blobFiles(folder) == [blob])

@@ -3,7 +3,6 @@ import HearthCore
 import HearthEngine
 import HearthImages
 import HearthTesting
-import Logging
 import Testing
 
 /// Thumbnails in the engine, without HTTP: each format fits the box with its shape, the thumbnail is made
@@ -115,12 +114,7 @@ import Testing
     @Test func thumbnailsOfBytesLostInACrashAreSwept() async throws {
         let folder = TestFolders.make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let logger = Logger(label: "hearth.test") { _ in SwiftLogNoOpLogHandler() }
-        var configuration = StorageConfiguration(dataDirectory: folder)
-        configuration.readers = 1
-        configuration.dataFolderOwner = "test"
-        let storage = try StorageBackend.open(configuration, logger: logger).documents
-        let db = Database(storage: storage)
+        let (storage, db) = try ResumableUploadStoreTests.openAsOwner(folder)
         let kept = try await db.putFile("kept.png", TestImages.make(.png, width: 40, height: 40), as: .admin)
         _ = try await db.thumbnailFile("kept.png", 10, 10, as: .admin)
         let gone = try await db.putFile("gone.png", TestImages.make(.png, width: 30, height: 30), as: .admin)
@@ -132,7 +126,7 @@ import Testing
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: orphan + "/10x10"))
         storage.close()
 
-        let reopened = try StorageBackend.open(configuration, logger: logger).documents
+        let (reopened, _) = try ResumableUploadStoreTests.openAsOwner(folder)
         defer { reopened.close() }
         #expect(Self.thumbnailFiles(folder) == ["\(kept.file.sha256Hex.prefix(2))/\(kept.file.sha256Hex)/10x10"])
         #expect(try reopened.sweepBlobs() == BlobSweep(temporaryFiles: 0, blobs: 0, derived: 0))
