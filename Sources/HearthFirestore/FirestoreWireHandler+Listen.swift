@@ -11,18 +11,15 @@ import Synchronization
 /// client's requests are parsed as they arrive and handed to the stream's feed connection, and the feed's events
 /// are encoded and written from the loop when the connection says they are ready; no task per stream.
 ///
-/// Backpressure: a stream's events are taken only while the socket is writable and fewer than
-/// `maxUnwrittenListen` of its responses wait to reach the socket (HTTP/2 flow control holds them for a peer
-/// that does not read). Until then they stay in the connection's bounded queue, where later snapshots of a target
-/// merge into waiting ones and a full queue ends the stream; writing resumes when the responses drain.
+/// Backpressure: a stream's events are taken only while the socket is writable and less than
+/// `maxUnwrittenListenBytes` of the connection's Listen responses wait to reach the socket (HTTP/2 flow control
+/// holds them, in memory, for a peer that does not read; counted per connection, since one connection may open
+/// many streams). Until then they stay in each stream's bounded queue, where later snapshots of a target merge
+/// into waiting ones and a full queue ends the stream; writing resumes when the responses drain.
 extension FirestoreWireHandler {
     /// One Listen stream's state. Used only on the connection's loop.
     final class WireListen {
         let stream: ListenStream
-        /// Responses written but not yet on the socket.
-        var unwritten = 0
-        /// Events were left queued because the peer was behind: taken again when it catches up.
-        var blocked = false
         /// Ends the stream when the caller's access token expires.
         var expiry: Scheduled<Void>?
 
@@ -38,7 +35,9 @@ extension FirestoreWireHandler {
         }
     }
 
-    static let maxUnwrittenListen = 64
+    /// NIO's default high water mark, which bounds a WebSocket listener's socket the same way: a larger budget
+    /// only queues snapshots that would otherwise merge while they wait, and delivers them later.
+    static let maxUnwrittenListenBytes = 64 << 10
 
     /// Opens a Listen stream: the caller is decided first (refused trailers-only), then a feed connection is
     /// opened and the response headers go out.
@@ -82,7 +81,7 @@ extension FirestoreWireHandler {
                 return endListen(id, RPCError(code: .invalidArgument, message: "Can't deserialize to message of type ListenRequest."))
             }
             do {
-                writeListen(id, listen, [try ListenStream.encoded(listen.stream.receive(request))])
+                writeListen(id, [try ListenStream.encoded(listen.stream.receive(request))])
             } catch {
                 return endListen(id, FirestoreStatus.rpcError(error, logger: logger))
             }
@@ -100,10 +99,10 @@ extension FirestoreWireHandler {
     func drainListen(_ id: HTTP2StreamID) {
         guard let context, let listen = calls[id]?.listen else { return }
         while true {
-            let writable = context.channel.isWritable && listen.unwritten < Self.maxUnwrittenListen
+            let writable = context.channel.isWritable && unwrittenListenBytes < Self.maxUnwrittenListenBytes
             let (events, finished) = listen.connection.takeReady(writable: writable)
             if events.isEmpty {
-                if finished { endListen(id, nil) } else if !writable { listen.blocked = true }
+                if finished { endListen(id, nil) } else if !writable { blockedListens.insert(id) }
                 return
             }
             var encoded: [SharedEncodings.Encoded] = []
@@ -111,39 +110,39 @@ extension FirestoreWireHandler {
             do {
                 for event in events { encoded.append(try listen.stream.encoded(event)) }
             } catch {
-                writeListen(id, listen, encoded)
+                writeListen(id, encoded)
                 return endListen(id, FirestoreStatus.rpcError(error, logger: logger))
             }
-            writeListen(id, listen, encoded)
+            writeListen(id, encoded)
             if finished { return endListen(id, nil) }
         }
     }
 
     /// The streams that were left behind, once the socket drains.
     func resumeListens() {
-        let blocked = calls.compactMap { id, call in call.listen?.blocked == true ? id : nil }
-        guard !blocked.isEmpty else { return }
-        for id in blocked { calls[id]?.listen?.blocked = false }
+        guard !blockedListens.isEmpty else { return }
+        let blocked = Array(blockedListens)
+        blockedListens = []
         drainListens(blocked)
     }
 
     /// Writes a stream's encoded responses (length-prefixed messages) in one DATA frame (NIOHTTP2 splits it to the
-    /// peer's frame size and window): a peer parses one frame per snapshot, not one per message. Its write counts
-    /// them all off when it reaches the socket.
-    func writeListen(_ id: HTTP2StreamID, _ listen: WireListen, _ encoded: [SharedEncodings.Encoded]) {
+    /// peer's frame size and window): a peer parses one frame per snapshot, not one per message. Its bytes count
+    /// against the connection's budget until they reach the socket.
+    func writeListen(_ id: HTTP2StreamID, _ encoded: [SharedEncodings.Encoded]) {
         let count = encoded.reduce(0) { $0 + $1.messages }
         guard let context, count > 0 else { return }
         var buffer = context.channel.allocator.buffer(capacity: encoded.reduce(0) { $0 + $1.bytes.count })
         for part in encoded { buffer.writeBytes(part.bytes) }
-        listen.unwritten += count
+        let size = buffer.readableBytes
+        unwrittenListenBytes += size
         let written = context.eventLoop.makePromise(of: Void.self)
-        let (handler, bound) = (NIOLoopBound(self, eventLoop: context.eventLoop), NIOLoopBound(listen, eventLoop: context.eventLoop))
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         written.futureResult.whenComplete { _ in
-            let listen = bound.value
-            listen.unwritten -= count
-            if listen.blocked, listen.unwritten < Self.maxUnwrittenListen {
-                listen.blocked = false
-                handler.value.drainListens([id])
+            let handler = handler.value
+            handler.unwrittenListenBytes -= size
+            if handler.unwrittenListenBytes < Self.maxUnwrittenListenBytes, handler.context?.channel.isWritable == true {
+                handler.resumeListens()
             }
         }
         write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer)))), promise: written)

@@ -83,6 +83,11 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     let streamHandler: FirestoreWireServer.StreamHandler
     let logger: Logger
     var calls: [HTTP2StreamID: Call] = [:]
+    /// Bytes of Listen responses written on this connection and not yet on the socket, all streams together.
+    var unwrittenListenBytes = 0
+    /// Listen streams whose events were left queued because the connection was behind: taken again when it
+    /// catches up.
+    var blockedListens: Set<HTTP2StreamID> = []
     private(set) var context: ChannelHandlerContext?
     /// Listen streams with events to write, handed over from the feed's threads to this loop.
     let readyListensRegistry: PerEventLoop<ReadyListens>
