@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// A loopback HTTP server for tests that play a remote service: each request, collected whole, is handed to
 /// `handle`, whose answer is written back. Plain HTTP/1.1, or HTTP/2 over TLS (ALPN `h2`) with a test
@@ -35,11 +36,24 @@ public final class TestHTTPEndpoint: Sendable {
 
     public let port: Int
     let channel: any Channel
+    let log: RequestLog
+
+    /// Every request answered so far, in order.
+    public var received: [Request] { log.requests.withLock { $0 } }
+
+    final class RequestLog: Sendable {
+        let requests = Mutex<[Request]>([])
+    }
 
     /// Starts listening on 127.0.0.1 (a free port); with `tls`, over TLS with that certificate, HTTP/2 for a
     /// client that offers it (ALPN) and HTTP/1.1 for one that does not.
     public static func start(tls: TestCertificate? = nil,
-                             handle: @escaping @Sendable (Request) -> Answer) async throws -> TestHTTPEndpoint {
+                             handle answer: @escaping @Sendable (Request) -> Answer) async throws -> TestHTTPEndpoint {
+        let log = RequestLog()
+        let handle: @Sendable (Request) -> Answer = { request in
+            log.requests.withLock { $0.append(request) }
+            return answer(request)
+        }
         let context: NIOSSLContext? = try tls.map { pair in
             var configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: try NIOSSLCertificate.fromPEMFile(pair.certificate).map { .certificate($0) },
@@ -77,10 +91,11 @@ public final class TestHTTPEndpoint: Sendable {
                 }, http1ChannelConfigurator: http1)
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        return TestHTTPEndpoint(port: channel.localAddress?.port ?? 0, channel: channel)
+        return TestHTTPEndpoint(port: channel.localAddress?.port ?? 0, channel: channel, log: log)
     }
 
-    init(port: Int, channel: any Channel) {
+    init(port: Int, channel: any Channel, log: RequestLog) {
+        self.log = log
         self.port = port
         self.channel = channel
     }

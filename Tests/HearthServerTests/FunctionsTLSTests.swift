@@ -7,20 +7,9 @@ import Testing
 /// Function endpoints over HTTPS: one behind a private certificate authority receives its events once the
 /// server trusts that authority (`functionsCaFile`); without it, the event waits, its last error the TLS failure.
 @Suite struct FunctionsTLSTests {
-    final class Received: @unchecked Sendable {
-        private let lock = NSLock()
-        private var requests: [TestHTTPEndpoint.Request] = []
-        func append(_ request: TestHTTPEndpoint.Request) { lock.withLock { requests.append(request) } }
-        var all: [TestHTTPEndpoint.Request] { lock.withLock { requests } }
-    }
-
-    static func with(trusted: Bool, _ body: (Received, HearthClient) async throws -> Void) async throws {
+    static func with(trusted: Bool, _ body: (TestHTTPEndpoint, HearthClient) async throws -> Void) async throws {
         let certificate = try await TestCertificate.make(name: "endpoint")
-        let received = Received()
-        let endpoint = try await TestHTTPEndpoint.start(tls: certificate) { request in
-            received.append(request)
-            return .init(status: 204)
-        }
+        let endpoint = try await TestHTTPEndpoint.start(tls: certificate) { _ in .init(status: 204) }
         try await withCleanup({
             let file = try FunctionsDeliveryTests.functionsFile(url: "https://localhost:\(endpoint.port)/hooks",
                                                                 secret: FunctionsDeliveryTests.secret())
@@ -31,15 +20,15 @@ import Testing
                 configuration.functions = functions
             }) { _, client in
                 #expect(try await client.put("/v1/docs/posts/p1", #"{"title": "over TLS"}"#).status == 200)
-                try await body(received, client)
+                try await body(endpoint, client)
             }
         }) { await endpoint.stop() }
     }
 
     @Test func anEndpointBehindATrustedAuthorityReceivesItsEvents() async throws {
-        try await Self.with(trusted: true) { received, client in
+        try await Self.with(trusted: true) { endpoint, client in
             _ = try await client.functionEvents("pending") { $0.isEmpty }
-            let requests = received.all
+            let requests = endpoint.received
             #expect(requests.count == 1)
             let request = try #require(requests.first)
             #expect(request.method == "POST" && request.path == "/hooks")
@@ -51,12 +40,12 @@ import Testing
     }
 
     @Test func anUntrustedEndpointGetsNothingAndTheEventWaits() async throws {
-        try await Self.with(trusted: false) { received, client in
+        try await Self.with(trusted: false) { endpoint, client in
             let pending = try await client.functionEvents("pending") { events in
                 events.count == 1 && events[0]["lastError"]?.stringValue?.hasPrefix("TLS: ") == true
             }
             #expect(pending.count == 1)
-            #expect(received.all.isEmpty)
+            #expect(endpoint.received.isEmpty)
         }
     }
 }
