@@ -116,7 +116,6 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             .product(name: "NIOHPACK", package: "swift-nio-http2"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ], swiftSettings: swiftSettings),
@@ -236,6 +235,9 @@ let package = Package(
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOHPACK", package: "swift-nio-http2"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthEngineTests", dependencies: [
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthImages", "HearthTesting",

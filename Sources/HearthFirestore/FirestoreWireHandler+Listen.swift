@@ -3,7 +3,6 @@ import HearthCore
 import HearthEngine
 import HearthFirestoreProtos
 import NIOCore
-import NIOHTTP2
 import SwiftProtobuf
 import Synchronization
 
@@ -41,7 +40,7 @@ extension FirestoreWireHandler {
 
     /// Opens a Listen stream: the caller is decided first (refused trailers-only), then a feed connection is
     /// opened and the response headers go out.
-    func startListen(_ id: HTTP2StreamID, _ authorization: String?) {
+    func startListen(_ id: StreamID, _ authorization: String?) {
         guard let context, let readyListens else { return }
         let caller: FirestoreCaller
         do {
@@ -71,7 +70,7 @@ extension FirestoreWireHandler {
     }
 
     /// The client's request messages, in order: each is handed to the stream; a bad one ends it.
-    func listenRequests(_ id: HTTP2StreamID, _ messages: [ByteBuffer]) {
+    func listenRequests(_ id: StreamID, _ messages: [ByteBuffer]) {
         for bytes in messages {
             guard let listen = calls[id]?.listen else { return }
             let request: Google_Firestore_V1_ListenRequest
@@ -90,13 +89,13 @@ extension FirestoreWireHandler {
     }
 
     /// Writes the ready events of the streams named (those the peer has caught up on), then flushes once.
-    func drainListens(_ ids: [HTTP2StreamID]) {
+    func drainListens(_ ids: [StreamID]) {
         for id in ids { drainListen(id) }
         endWrite()
     }
 
     /// Writes what the stream's connection has queued while the peer takes it.
-    func drainListen(_ id: HTTP2StreamID) {
+    func drainListen(_ id: StreamID) {
         guard let context, let listen = calls[id]?.listen else { return }
         while true {
             let writable = context.channel.isWritable && unwrittenListenBytes < Self.maxUnwrittenListenBytes
@@ -126,10 +125,10 @@ extension FirestoreWireHandler {
         drainListens(blocked)
     }
 
-    /// Writes a stream's encoded responses (length-prefixed messages) in one DATA frame (NIOHTTP2 splits it to the
-    /// peer's frame size and window): a peer parses one frame per snapshot, not one per message. Its bytes count
+    /// Writes a stream's encoded responses (length-prefixed messages) as one piece of data (framed to the peer's
+    /// frame size and window): a peer parses one frame per snapshot, not one per message. Its bytes count
     /// against the connection's budget until they reach the socket.
-    func writeListen(_ id: HTTP2StreamID, _ encoded: [SharedEncodings.Encoded]) {
+    func writeListen(_ id: StreamID, _ encoded: [SharedEncodings.Encoded]) {
         let count = encoded.reduce(0) { $0 + $1.messages }
         guard let context, count > 0 else { return }
         var buffer = context.channel.allocator.buffer(capacity: encoded.reduce(0) { $0 + $1.bytes.count })
@@ -145,11 +144,11 @@ extension FirestoreWireHandler {
                 handler.resumeListens()
             }
         }
-        write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer)))), promise: written)
+        connection.writeData(id, buffer, promise: written)
     }
 
     /// Ends a stream with its status: OK when the client half-closed or the connection finished without an error.
-    func endListen(_ id: HTTP2StreamID, _ error: RPCError?) {
+    func endListen(_ id: StreamID, _ error: RPCError?) {
         calls[id]?.listen?.end()
         finish(id, error)
     }
@@ -164,13 +163,13 @@ final class ReadyListens: Sendable {
         init(_ handler: FirestoreWireHandler) { self.handler = handler }
     }
 
-    private let state = Mutex<(ready: [(Handle, HTTP2StreamID)], scheduled: Bool)>(([], false))
+    private let state = Mutex<(ready: [(Handle, FirestoreWireHandler.StreamID)], scheduled: Bool)>(([], false))
     let eventLoop: any EventLoop
 
     init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
 
     /// Writes the stream's events on the loop soon, with the others waiting.
-    func schedule(_ handle: Handle, _ id: HTTP2StreamID) {
+    func schedule(_ handle: Handle, _ id: FirestoreWireHandler.StreamID) {
         let start = state.withLock { state in
             state.ready.append((handle, id))
             defer { state.scheduled = true }

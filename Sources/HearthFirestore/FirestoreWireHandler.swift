@@ -6,19 +6,21 @@ import HearthFirestoreProtos
 import Logging
 import NIOCore
 import NIOHPACK
-import NIOHTTP2
 import SwiftProtobuf
 import Synchronization
 
-/// gRPC over one HTTP/2 connection, in the connection's pipeline after `NIOHTTP2Handler`: it keeps each
-/// stream's state in a dictionary (no channel per stream) and gathers the length-prefixed request messages.
+/// gRPC over one HTTP/2 connection, the last handler of the connection's pipeline: `HTTP2ServerConnection` turns
+/// the socket's bytes into the streams' requests and the answers into frames; this keeps each call's state in a
+/// dictionary (no channel per stream) and gathers the length-prefixed request messages. An answer's frames are
+/// gathered and written as one buffer when the read that asked for it, or the loop's work, is done.
 /// Commit and BatchGetDocuments are called on the event loop and answered there (a completion that comes on
 /// another thread, a commit's from the writer, hops back to the loop); Listen streams are served on the loop too
 /// (`FirestoreWireHandler+Listen.swift`); every other call is handed to `GRPCServer`'s router as a stream, run
 /// in a task, whose writes come to the loop and wait while the peer does not read (`WireOutbound`).
 final class FirestoreWireHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame
-    typealias OutboundOut = HTTP2Frame
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    typealias StreamID = UInt32
 
     /// The RPCs answered on the event loop, by `:path`; the rest go to the router.
     enum Method: Sendable {
@@ -82,12 +84,16 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     let service: FirestoreService
     let streamHandler: FirestoreWireServer.StreamHandler
     let logger: Logger
-    var calls: [HTTP2StreamID: Call] = [:]
+    var calls: [StreamID: Call] = [:]
+    /// The HTTP/2 protocol's state; nil until the handler is added.
+    var connection: HTTP2ServerConnection!
+    /// Bytes read and not yet a whole frame.
+    private var inbound: ByteBuffer?
     /// Bytes of Listen responses written on this connection and not yet on the socket, all streams together.
     var unwrittenListenBytes = 0
     /// Listen streams whose events were left queued because the connection was behind: taken again when it
     /// catches up.
-    var blockedListens: Set<HTTP2StreamID> = []
+    var blockedListens: Set<StreamID> = []
     private(set) var context: ChannelHandlerContext?
     /// Listen streams with events to write, handed over from the feed's threads to this loop.
     let readyListensRegistry: PerEventLoop<ReadyListens>
@@ -95,15 +101,15 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     private var peer = ""
     /// Between a read and its `channelReadComplete`, where answers written are flushed together.
     private var reading = false
-    private var unflushed = false
     private var quiescing = false
-    private var lastStreamID = HTTP2StreamID.rootStream
+    /// The peer broke the protocol: GOAWAY is sent, the connection closing, and nothing more is read.
+    private var failed = false
     /// The last `authorization` value of this connection that was the admin key: the same bytes again need no
     /// new hash (the key does not change while the server runs), as `InlineAnswers` does over HTTP.
     private var adminAuthorization: String?
 
-    /// The flow-control window each stream and the connection are kept at.
-    static let window = 65_535
+    /// SETTINGS and PING acknowledgements a peer that does not read may leave unwritten before it is let go.
+    static let maxUnreadControlFrames = 10_000
 
     init(service: FirestoreService, streamHandler: @escaping FirestoreWireServer.StreamHandler,
          readyListens: PerEventLoop<ReadyListens>, logger: Logger) {
@@ -117,12 +123,19 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         self.context = context
         readyListens = readyListensRegistry(context.eventLoop)
         peer = Self.peer(context.channel.remoteAddress)
+        connection = HTTP2ServerConnection(allocator: context.channel.allocator)
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        endWrite() // the server's SETTINGS
+        context.fireChannelActive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         for call in calls.values { call.cancel() }
         calls.removeAll()
+        connection.close()
     }
 
     /// The peer as grpc-swift names it (`ipv4:127.0.0.1:5000`), which transactions are counted by.
@@ -138,52 +151,63 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     // MARK: Reading
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !failed else { return }
         reading = true
-        let frame = unwrapInboundIn(data)
-        let id = frame.streamID
-        switch frame.payload {
-        case .headers(let headers):
-            if calls[id] == nil, id > lastStreamID {
-                lastStreamID = id
-                begin(id, headers.headers)
-            }
-            if headers.endStream { requestEnded(id) }
-        case .data(let data):
-            if case .byteBuffer(let bytes) = data.data { received(id, bytes) }
-            if data.endStream { requestEnded(id) }
-        case .rstStream:
-            calls.removeValue(forKey: id)?.cancel()
-        default:
-            break
+        var bytes = unwrapInboundIn(data)
+        if inbound == nil { inbound = bytes } else { inbound!.writeBuffer(&bytes) }
+        do {
+            while let event = try connection.next(from: &inbound!) { handle(event) }
+        } catch {
+            logger.debug("gRPC connection ended", metadata: ["peer": "\(peer)", "reason": "\(error.message)"])
+            return failConnection(error)
         }
+        if inbound!.readableBytes == 0 { inbound = nil } else { inbound!.discardReadBytes() }
+        if context.channel.isWritable {
+            connection.controlFramesAnswered = 0
+        } else if connection.controlFramesAnswered > Self.maxUnreadControlFrames {
+            failConnection(HTTP2.ConnectionError(code: .enhanceYourCalm, message: "the peer does not read the acknowledgements of its frames"))
+        }
+    }
+
+    private func handle(_ event: HTTP2ServerConnection.Event) {
+        switch event {
+        case .request(let id, let headers, let endStream):
+            begin(id, headers)
+            if endStream { requestEnded(id) }
+        case .data(let id, let bytes, let endStream):
+            if bytes.readableBytes > 0 { received(id, bytes) }
+            if endStream { requestEnded(id) }
+        case .reset(let id):
+            calls.removeValue(forKey: id)?.cancel()
+            closeIfQuiet()
+        case .goAway:
+            quiescing = true
+            closeIfQuiet()
+        }
+    }
+
+    /// A fault of the connection: GOAWAY naming it, then the connection closes.
+    private func failConnection(_ error: HTTP2.ConnectionError) {
+        failed = true
+        connection.goAway(error.code, error.message)
+        reading = false
+        endWrite()
+        context?.close(promise: nil)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         reading = false
-        if unflushed {
-            unflushed = false
-            context.flush()
-        }
+        endWrite()
         context.fireChannelReadComplete()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        switch event {
-        case let closed as StreamClosedEvent:
-            calls.removeValue(forKey: closed.streamID)?.cancel()
-            closeIfQuiet()
-        case let window as NIOHTTP2WindowUpdatedEvent:
-            // Gives back what the peer has sent once half the window is used (the connection's, and an open
-            // request's), as NIOHTTP2's stream channels do.
-            guard let size = window.inboundWindowSize, size <= Self.window / 2 else { break }
-            if window.streamID != .rootStream, calls[window.streamID].map({ $0.requestEnded }) ?? true { break }
-            write(HTTP2Frame(streamID: window.streamID, payload: .windowUpdate(windowSizeIncrement: Self.window - size)))
-        case is ChannelShouldQuiesceEvent:
+        if event is ChannelShouldQuiesceEvent {
             // Graceful shutdown: no new streams, the open ones finish, then the connection closes.
             quiescing = true
-            write(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil)))
-            closeIfQuiet()
-        default:
+            connection.goAway(.noError)
+            endWrite()
+        } else {
             context.fireUserInboundEventTriggered(event)
         }
     }
@@ -194,18 +218,12 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A stream's protocol error resets only that stream (NIOHTTP2 has sent RST_STREAM); anything else ends
-        // the connection.
-        if let streamError = error as? NIOHTTP2Errors.StreamError {
-            calls.removeValue(forKey: streamError.streamID)?.cancel()
-            return
-        }
         context.close(promise: nil)
     }
 
     /// A new stream's request headers: refused at once (HTTP status, or gRPC trailers-only) if they cannot be
     /// a Firestore call this transport serves.
-    private func begin(_ id: HTTP2StreamID, _ headers: HPACKHeaders) {
+    private func begin(_ id: StreamID, _ headers: HPACKHeaders) {
         var method: String?, path: String?, contentType: String?, encoding: String?, authorization: String?
         for (name, value, _) in headers {
             switch name {
@@ -232,7 +250,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     }
 
     /// Starts a call the router answers, in a task: its request parts come from this handler as they arrive.
-    private func route(_ id: HTTP2StreamID, _ path: String, _ headers: HPACKHeaders) {
+    private func route(_ id: StreamID, _ path: String, _ headers: HPACKHeaders) {
         guard let context else { return }
         let parts = path.dropFirst().split(separator: "/", maxSplits: 1)
         guard path.hasPrefix("/"), parts.count == 2 else {
@@ -268,7 +286,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
 
     /// Request bytes: gathered into length-prefixed messages; one over the size limit, or compressed, fails the
     /// call.
-    private func received(_ id: HTTP2StreamID, _ bytes: ByteBuffer) {
+    private func received(_ id: StreamID, _ bytes: ByteBuffer) {
         guard var call = calls[id], !call.requestEnded else { return }
         if call.pending == nil { call.pending = bytes } else { var more = bytes; call.pending!.writeBuffer(&more) }
         while let pending = call.pending, pending.readableBytes >= 5 {
@@ -301,7 +319,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     }
 
     /// The request is complete: a unary call (and a server-streaming one) has exactly one message.
-    private func requestEnded(_ id: HTTP2StreamID) {
+    private func requestEnded(_ id: StreamID) {
         guard var call = calls[id], !call.requestEnded else { return }
         call.requestEnded = true
         calls[id] = call
@@ -338,7 +356,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         dispatch(id, method, call.messages[0], caller)
     }
 
-    private func dispatch(_ id: HTTP2StreamID, _ method: Method, _ bytes: ByteBuffer, _ caller: FirestoreCaller) {
+    private func dispatch(_ id: StreamID, _ method: Method, _ bytes: ByteBuffer, _ caller: FirestoreCaller) {
         guard let context else { return }
         let answer = Answer(handler: NIOLoopBound(self, eventLoop: context.eventLoop), stream: id, logger: logger)
         switch method {
@@ -353,7 +371,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         }
     }
 
-    private func decode<Request: SwiftProtobuf.Message>(_ id: HTTP2StreamID, _ type: Request.Type, _ bytes: ByteBuffer) -> Request? {
+    private func decode<Request: SwiftProtobuf.Message>(_ id: StreamID, _ type: Request.Type, _ bytes: ByteBuffer) -> Request? {
         do {
             return try Request(serializedBytes: Array(bytes.readableBytesView))
         } catch {
@@ -368,7 +386,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     /// Where an RPC's answer goes, from any thread: to its stream, on the connection's loop.
     struct Answer: Sendable {
         let handler: NIOLoopBound<FirestoreWireHandler>
-        let stream: HTTP2StreamID
+        let stream: StreamID
         let logger: Logger
 
         func send(_ message: some SwiftProtobuf.Message & Sendable) {
@@ -404,7 +422,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     struct WireOutbound: ClosableRPCWriterProtocol {
         typealias Element = RPCResponsePart<[UInt8]>
         let handler: NIOLoopBound<FirestoreWireHandler>
-        let stream: HTTP2StreamID
+        let stream: StreamID
         let routed: Routed
 
         func write(_ part: RPCResponsePart<[UInt8]>) async throws {
@@ -437,7 +455,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     }
 
     /// Writes a routed call's part; `routed` counts a message until it is on the socket, `written` learns when it is.
-    private func write(_ id: HTTP2StreamID, _ part: RPCResponsePart<[UInt8]>, routed counter: Routed?,
+    private func write(_ id: StreamID, _ part: RPCResponsePart<[UInt8]>, routed counter: Routed?,
                        written: EventLoopPromise<Void>? = nil) {
         guard let context, var call = calls[id], call.routed != nil else {
             counter?.unwritten.subtract(1, ordering: .relaxed)
@@ -449,28 +467,23 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             guard !call.headersSent else { return }
             call.headersSent = true
             calls[id] = call
-            var headers = Self.responseHeaders
-            Self.add(metadata, to: &headers)
-            write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers))))
+            var block = Self.responseHeaders
+            HTTP2.appendLiterals(Self.fields(metadata), to: &block)
+            connection.writeHeaders(id, block)
             endWrite()
         case .message(let bytes):
             sendHeaders(id)
-            var buffer = context.channel.allocator.buffer(capacity: 5 + bytes.count)
-            buffer.writeInteger(UInt8(0))
-            buffer.writeInteger(UInt32(bytes.count))
-            buffer.writeBytes(bytes)
             let promise = written ?? context.eventLoop.makePromise(of: Void.self)
             if let counter { promise.futureResult.whenComplete { _ in counter.unwritten.subtract(1, ordering: .relaxed) } }
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer))))), promise: promise)
-            unflushed = true
+            connection.writeData(id, Self.message(bytes, allocator: context.channel.allocator), promise: promise)
             scheduleFlush()
         case .status(let status, let metadata):
             calls[id] = nil
-            var trailers = call.headersSent ? HPACKHeaders() : Self.responseHeaders
-            trailers.add(name: "grpc-status", value: String(status.code.rawValue))
-            if !status.message.isEmpty { trailers.add(name: "grpc-message", value: Self.percentEncoded(status.message)) }
-            Self.add(metadata, to: &trailers)
-            write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))))
+            var block = call.headersSent ? ByteBuffer() : Self.responseHeaders
+            HTTP2.appendLiterals([("grpc-status", String(status.code.rawValue))], to: &block)
+            if !status.message.isEmpty { HTTP2.appendLiterals([("grpc-message", Self.percentEncoded(status.message))], to: &block) }
+            HTTP2.appendLiterals(Self.fields(metadata), to: &block)
+            connection.writeTrailers(id, block)
             endWrite()
         }
     }
@@ -487,16 +500,26 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         }
     }
 
-    private static func add(_ metadata: Metadata, to headers: inout HPACKHeaders) {
-        for (key, value) in metadata {
+    /// A call's metadata as header fields (binary values base64-encoded, names lowercase as HTTP/2 requires).
+    private static func fields(_ metadata: Metadata) -> [(String, String)] {
+        metadata.map { key, value in
             switch value {
-            case .string(let text): headers.add(name: key, value: text)
-            case .binary(let bytes): headers.add(name: key, value: Data(bytes).base64EncodedString())
+            case .string(let text): (key.lowercased(), text)
+            case .binary(let bytes): (key.lowercased(), Data(bytes).base64EncodedString())
             }
         }
     }
 
-    private func sendMessage(_ id: HTTP2StreamID, _ message: some SwiftProtobuf.Message) {
+    /// A gRPC message on the wire: uncompressed, length-prefixed.
+    static func message(_ bytes: [UInt8], allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 5 + bytes.count)
+        buffer.writeInteger(UInt8(0))
+        buffer.writeInteger(UInt32(bytes.count))
+        buffer.writeBytes(bytes)
+        return buffer
+    }
+
+    private func sendMessage(_ id: StreamID, _ message: some SwiftProtobuf.Message) {
         guard calls[id] != nil, let context else { return }
         let bytes: [UInt8]
         do {
@@ -505,88 +528,78 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             return finish(id, FirestoreStatus.rpcError(error, logger: logger))
         }
         sendHeaders(id)
-        var buffer = context.channel.allocator.buffer(capacity: 5 + bytes.count)
-        buffer.writeInteger(UInt8(0))
-        buffer.writeInteger(UInt32(bytes.count))
-        buffer.writeBytes(bytes)
-        write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer)))))
+        connection.writeData(id, Self.message(bytes, allocator: context.channel.allocator), promise: nil)
     }
 
-    func sendHeaders(_ id: HTTP2StreamID) {
+    func sendHeaders(_ id: StreamID) {
         guard var call = calls[id], !call.headersSent else { return }
         call.headersSent = true
         calls[id] = call
-        write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: Self.responseHeaders))))
+        connection.writeHeaders(id, Self.responseHeaders)
     }
 
     /// Ends a call with its status: in trailers after its messages, or trailers-only when nothing was sent.
-    func finish(_ id: HTTP2StreamID, _ error: RPCError?) {
+    func finish(_ id: StreamID, _ error: RPCError?) {
         guard let call = calls.removeValue(forKey: id) else { return }
-        let trailers: HPACKHeaders
         if error == nil, call.headersSent {
-            trailers = Self.okTrailers
+            connection.writeTrailers(id, Self.okTrailers)
         } else {
-            var headers = call.headersSent ? HPACKHeaders() : Self.responseHeaders
-            Self.status(error, into: &headers)
-            trailers = headers
+            var block = call.headersSent ? ByteBuffer() : Self.responseHeaders
+            Self.status(error, into: &block)
+            connection.writeTrailers(id, block)
         }
-        write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))))
         endWrite()
     }
 
-    func trailersOnly(_ id: HTTP2StreamID, _ error: RPCError) {
-        var trailers = Self.responseHeaders
-        Self.status(error, into: &trailers)
-        write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))))
+    func trailersOnly(_ id: StreamID, _ error: RPCError) {
+        var block = Self.responseHeaders
+        Self.status(error, into: &block)
+        connection.writeTrailers(id, block)
         endWrite()
     }
 
     /// Ends a call whose request failed: its task or feed connection is let go, and its status goes in
     /// trailers, after the response headers when a streaming call has sent them.
-    func fail(_ id: HTTP2StreamID, _ error: RPCError) {
+    func fail(_ id: StreamID, _ error: RPCError) {
         guard let call = calls[id] else { return trailersOnly(id, error) }
         call.cancel()
         finish(id, error)
     }
 
     /// A request that is not gRPC at all: answered with an HTTP status.
-    private func refuseHTTP(_ id: HTTP2StreamID, status: String) {
-        write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: [":status": status], endStream: true))))
+    private func refuseHTTP(_ id: StreamID, status: String) {
+        connection.writeTrailers(id, HTTP2.headerBlock([(":status", status)]))
         endWrite()
     }
 
-    func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>? = nil) {
-        guard let context else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        context.write(wrapOutboundOut(frame), promise: promise)
-        unflushed = true
+    /// Writes and flushes the frames made so far, unless a read is under way (its `channelReadComplete` writes
+    /// everything it answered, in one buffer).
+    func endWrite() {
+        if !reading { writeOutput() }
+        closeIfQuiet()
     }
 
-    /// Flushes now, unless a read is under way (its `channelReadComplete` flushes everything it answered).
-    func endWrite() {
-        if !reading, unflushed, let context {
-            unflushed = false
-            context.flush()
-        }
-        closeIfQuiet()
+    private func writeOutput() {
+        guard let context, let (bytes, promises) = connection.takeOutput() else { return }
+        let promise = promises.isEmpty ? nil : context.eventLoop.makePromise(of: Void.self)
+        if let promise { for waiting in promises { promise.futureResult.cascade(to: waiting) } }
+        context.writeAndFlush(wrapOutboundOut(bytes), promise: promise)
     }
 
     private func closeIfQuiet() {
         guard quiescing, calls.isEmpty, let context else { return }
-        if unflushed { unflushed = false; context.flush() }
+        writeOutput()
         context.close(promise: nil)
     }
 
-    static let responseHeaders: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
+    static let responseHeaders = HTTP2.headerBlock([(":status", "200"), ("content-type", "application/grpc")])
     /// The trailers of a call that succeeded after its messages, made once.
-    static let okTrailers: HPACKHeaders = ["grpc-status": "0"]
+    static let okTrailers = HTTP2.headerBlock([("grpc-status", "0")])
 
-    static func status(_ error: RPCError?, into headers: inout HPACKHeaders) {
-        guard let error else { return headers.add(name: "grpc-status", value: "0") }
-        headers.add(name: "grpc-status", value: String(error.code.rawValue))
-        if !error.message.isEmpty { headers.add(name: "grpc-message", value: percentEncoded(error.message)) }
+    static func status(_ error: RPCError?, into block: inout ByteBuffer) {
+        guard let error else { return HTTP2.appendLiterals([("grpc-status", "0")], to: &block) }
+        HTTP2.appendLiterals([("grpc-status", String(error.code.rawValue))], to: &block)
+        if !error.message.isEmpty { HTTP2.appendLiterals([("grpc-message", percentEncoded(error.message))], to: &block) }
     }
 
     /// `grpc-message` is percent-encoded UTF-8: bytes outside printable ASCII, and `%`, as `%XX`.

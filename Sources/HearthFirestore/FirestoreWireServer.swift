@@ -6,12 +6,11 @@ import NIOCertificateReloading
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOExtras
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
 /// Hearth's own gRPC transport under grpc-swift's `GRPCServer`: a listening socket whose connections run TLS
-/// (ALPN `h2`) when configured, `NIOHTTP2Handler`, and `FirestoreWireHandler`, which answers Commit and
+/// (ALPN `h2`) when configured, and `FirestoreWireHandler`, which speaks HTTP/2, answers Commit and
 /// BatchGetDocuments and serves Listen streams in the connection's pipeline, and hands every other call to the
 /// server's router as a stream.
 final class FirestoreWireServer: ServerTransport, Sendable {
@@ -59,7 +58,6 @@ final class FirestoreWireServer: ServerTransport, Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let sslContext { try pipeline.addHandler(NIOSSLServerHandler(context: sslContext)) }
-                    try pipeline.addHandler(NIOHTTP2Handler(mode: .server, initialSettings: Self.settings))
                     try pipeline.addHandler(FirestoreWireHandler(service: service, streamHandler: streamHandler,
                                                                      readyListens: readyListens, logger: logger))
                 }
@@ -72,13 +70,6 @@ final class FirestoreWireServer: ServerTransport, Sendable {
     func beginGracefulShutdown() {
         if stopping.withLockedValue({ let was = $0; $0 = true; return !was }) { quiesce.initiateShutdown(promise: done) }
     }
-
-    static let settings: HTTP2Settings = [
-        HTTP2Setting(parameter: .maxConcurrentStreams, value: 1000),
-        HTTP2Setting(parameter: .initialWindowSize, value: FirestoreWireHandler.window),
-        HTTP2Setting(parameter: .maxFrameSize, value: 1 << 14),
-        HTTP2Setting(parameter: .maxHeaderListSize, value: 16 * 1024),
-    ]
 
     static func bindHost(_ host: String) -> String {
         switch host {
