@@ -38,6 +38,27 @@ public enum HTTP2Wire {
                      [0, UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + message)
     }
 
+    /// One frame as read back.
+    public struct Frame: Sendable {
+        public let type: UInt8
+        public let flags: UInt8
+        public let stream: UInt32
+        public let payload: [UInt8]
+    }
+
+    /// The whole frames at the start of `bytes` (a trailing partial frame is left out).
+    public static func frames(_ bytes: [UInt8]) -> [Frame] {
+        var frames: [Frame] = [], at = 0
+        while bytes.count - at >= 9 {
+            let length = Int(bytes[at]) << 16 | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2])
+            guard bytes.count - at >= 9 + length else { break }
+            let stream = UInt32(bytes[at + 5] & 0x7F) << 24 | UInt32(bytes[at + 6]) << 16 | UInt32(bytes[at + 7]) << 8 | UInt32(bytes[at + 8])
+            frames.append(Frame(type: bytes[at + 3], flags: bytes[at + 4], stream: stream, payload: Array(bytes[(at + 9)..<(at + 9 + length)])))
+            at += 9 + length
+        }
+        return frames
+    }
+
     /// An HPACK string length with a 7-bit prefix, not Huffman-coded (RFC 7541 §5.1).
     static func length(_ n: Int) -> [UInt8] {
         guard n >= 127 else { return [UInt8(n)] }

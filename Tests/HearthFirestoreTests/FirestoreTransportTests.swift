@@ -120,4 +120,39 @@ import Testing
             }
         }
     }
+
+    /// Over a real socket, a peer that breaks HTTP/2 gets GOAWAY naming the fault and its connection closes; a
+    /// stream it broke alone is reset; the server's other connections are served throughout.
+    @Test func aBrokenFrameEndsItsConnectionWithGoAwayAndNothingElse() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, http in
+            let port = try #require(server.grpcPort)
+            try await FirestoreTestClient.with(port: port, token: server.adminKey) { firestore in
+                _ = try await firestore.commit([firestore.set("things/a", ["a": .int(1)])])
+
+                let raw = try RawHTTPConnection(port: port)
+                try await raw.send(bytes: HTTP2Wire.preface + HTTP2Wire.frame(type: 6, flags: 0, stream: 0, Array(1...8)))
+                let pong = try await raw.read { HTTP2Wire.frames($0).contains { $0.type == 6 } }
+                #expect(HTTP2Wire.frames(pong).contains { $0.type == 6 && $0.flags == 1 && $0.payload == Array(1...8) })
+                // A stream's fault (a second HEADERS that does not end its request) resets that stream.
+                try await raw.send(bytes: HTTP2Wire.grpcRequest(stream: 1, path: "/google.firestore.v1.Firestore/Commit",
+                                                                port: port, token: server.adminKey)
+                                   + HTTP2Wire.headers(stream: 1, [("x-trailer", "1")]))
+                let reset = try await raw.read { HTTP2Wire.frames($0).contains { $0.type == 3 } }
+                #expect(HTTP2Wire.frames(reset).contains { $0.type == 3 && $0.stream == 1 && $0.payload == [0, 0, 0, 1] })
+                // The connection's fault (DATA on stream 0) ends it.
+                try await raw.send(bytes: HTTP2Wire.frame(type: 0, flags: 0, stream: 0, [1]))
+                let goAway = try #require(HTTP2Wire.frames(try await raw.readToEnd()).last)
+                #expect(goAway.type == 7 && Array(goAway.payload[4..<8]) == [0, 0, 0, 1], "PROTOCOL_ERROR")
+                #expect(String(decoding: goAway.payload[8...], as: UTF8.self) == "DATA on stream 0")
+
+                // HTTP/1.1 on the gRPC port: GOAWAY, closed.
+                let http1 = try RawHTTPConnection(port: port)
+                try await http1.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(HTTP2Wire.frames(try await http1.readToEnd()).map(\.type) == [4, 7])
+
+                _ = try await firestore.commit([firestore.set("things/b", ["a": .int(2)])])
+                #expect(try await http.get("/v1/docs/things/b").status == 200)
+            }
+        }
+    }
 }

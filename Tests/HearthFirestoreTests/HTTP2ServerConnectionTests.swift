@@ -38,17 +38,12 @@ import Testing
         }
 
         /// The frames the server has written since the last call.
-        mutating func frames() -> [(type: UInt8, flags: UInt8, stream: UInt32, payload: [UInt8])] {
-            guard var (output, written) = connection.takeOutput() else { return [] }
+        mutating func frames() -> [HTTP2Wire.Frame] {
+            guard let (output, written) = connection.takeOutput() else { return [] }
             promises += written
-            var frames: [(UInt8, UInt8, UInt32, [UInt8])] = []
-            while output.readableBytes >= 9 {
-                let length = Int(output.readInteger(as: UInt8.self)!) << 16 | Int(output.readInteger(as: UInt16.self)!)
-                let type = output.readInteger(as: UInt8.self)!, flags = output.readInteger(as: UInt8.self)!
-                let stream = output.readInteger(as: UInt32.self)!
-                frames.append((type, flags, stream, output.readBytes(length: length)!))
-            }
-            #expect(output.readableBytes == 0)
+            let bytes = Array(output.readableBytesView)
+            let frames = HTTP2Wire.frames(bytes)
+            #expect(frames.reduce(0) { $0 + 9 + $1.payload.count } == bytes.count)
             return frames
         }
 
