@@ -39,6 +39,8 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         let requests: AsyncThrowingStream<RPCRequestPart<[UInt8]>, any Error>.Continuation
         let cancellation: ServerContext.RPCCancellationHandle
         var task: Task<Void, Never>?
+        /// Request messages handed to the task (the methods it serves take one).
+        var messages = 0
         /// Response messages written but not yet on the socket (counted by the writer, on its own thread); past
         /// `maxUnwritten` a write waits for its message to reach the socket.
         let unwritten = Atomic<Int>(0)
@@ -74,6 +76,9 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         /// Response headers are written: the status goes in trailers, not in a trailers-only answer.
         var headersSent = false
 
+        /// Request bytes held: a message not yet whole, and whole ones not yet taken.
+        var buffered: Int { (pending?.readableBytes ?? 0) + messages.reduce(0) { $0 + $1.readableBytes } }
+
         /// The call ends before its answer: its task, or its feed connection, is let go.
         func cancel() {
             routed?.cancel()
@@ -85,6 +90,10 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     let streamHandler: FirestoreWireServer.StreamHandler
     let logger: Logger
     var calls: [StreamID: Call] = [:]
+    /// Request bytes the calls hold, all streams together (`Call.buffered`): past `maxBufferedRequestBytes` the
+    /// call that brought more fails, so that one connection's unfinished requests stay bounded in memory.
+    private var bufferedRequestBytes = 0
+    static let maxBufferedRequestBytes = 4 * Limits.maxRequestBody
     /// The HTTP/2 protocol's state; nil until the handler is added.
     var connection: HTTP2ServerConnection!
     /// Bytes read and not yet a whole frame.
@@ -135,6 +144,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         self.context = nil
         for call in calls.values { call.cancel() }
         calls.removeAll()
+        bufferedRequestBytes = 0
         connection.close()
     }
 
@@ -178,7 +188,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             if bytes.readableBytes > 0 { received(id, bytes) }
             if endStream { requestEnded(id) }
         case .reset(let id):
-            calls.removeValue(forKey: id)?.cancel()
+            removeCall(id)?.cancel()
             closeIfQuiet()
         case .goAway:
             quiescing = true
@@ -288,6 +298,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     /// call.
     private func received(_ id: StreamID, _ bytes: ByteBuffer) {
         guard var call = calls[id], !call.requestEnded else { return }
+        let held = call.buffered
         if call.pending == nil { call.pending = bytes } else { var more = bytes; call.pending!.writeBuffer(&more) }
         while let pending = call.pending, pending.readableBytes >= 5 {
             let flag = pending.getInteger(at: pending.readerIndex, as: UInt8.self)!
@@ -300,7 +311,11 @@ final class FirestoreWireHandler: ChannelInboundHandler {
                                          message: "The request message of \(length) bytes exceeds the limit of \(Limits.maxRequestBody) bytes"))
             }
             guard pending.readableBytes >= 5 + length else { break }
+            if call.listen == nil, call.routed?.messages ?? call.messages.count > 0 {
+                return fail(id, RPCError(code: .internalError, message: "The call takes one request message, and a second one came"))
+            }
             if let routed = call.routed {
+                routed.messages += 1
                 routed.requests.yield(.message(pending.getBytes(at: pending.readerIndex + 5, length: length)!))
             } else {
                 call.messages.append(pending.getSlice(at: pending.readerIndex + 5, length: length)!)
@@ -308,14 +323,22 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             call.pending!.moveReaderIndex(forwardBy: 5 + length)
             if call.pending!.readableBytes == 0 { call.pending = nil }
         }
-        if call.listen != nil {
-            let messages = call.messages
-            call.messages = []
-            calls[id] = call
-            listenRequests(id, messages)
-        } else {
-            calls[id] = call
+        let messages = call.listen != nil ? call.messages : []
+        if call.listen != nil { call.messages = [] }
+        bufferedRequestBytes += call.buffered - held
+        calls[id] = call
+        if bufferedRequestBytes > Self.maxBufferedRequestBytes {
+            return fail(id, RPCError(code: .resourceExhausted, message: "The connection's unfinished requests exceed \(Self.maxBufferedRequestBytes) bytes"))
         }
+        if !messages.isEmpty { listenRequests(id, messages) }
+    }
+
+    /// Forgets a call, and the request bytes it held.
+    @discardableResult
+    func removeCall(_ id: StreamID) -> Call? {
+        let call = calls.removeValue(forKey: id)
+        bufferedRequestBytes -= call?.buffered ?? 0
+        return call
     }
 
     /// The request is complete: a unary call (and a server-streaming one) has exactly one message.
@@ -337,7 +360,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         }
         guard let method = call.method else { return }
         guard call.pending == nil, call.messages.count == 1 else {
-            calls[id] = nil
+            removeCall(id)
             let what = call.pending != nil ? "ended inside a message" : "had \(call.messages.count) messages, not one"
             return trailersOnly(id, RPCError(code: .internalError, message: "The request \(what)"))
         }
@@ -348,7 +371,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             do {
                 caller = try service.authenticate(call.authorization)
             } catch {
-                calls[id] = nil
+                removeCall(id)
                 return trailersOnly(id, FirestoreStatus.rpcError(error, logger: logger))
             }
             if caller.identity.isAdmin, caller.session == nil, caller.expires == nil { adminAuthorization = call.authorization }
@@ -375,7 +398,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
         do {
             return try Request(serializedBytes: Array(bytes.readableBytesView))
         } catch {
-            calls[id] = nil
+            removeCall(id)
             trailersOnly(id, RPCError(code: .invalidArgument, message: "Can't deserialize to message of type \(Request.self)."))
             return nil
         }
@@ -478,7 +501,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             connection.writeData(id, Self.message(bytes, allocator: context.channel.allocator), promise: promise)
             scheduleFlush()
         case .status(let status, let metadata):
-            calls[id] = nil
+            removeCall(id)
             var block = call.headersSent ? ByteBuffer() : Self.responseHeaders
             HTTP2.appendLiterals([("grpc-status", String(status.code.rawValue))], to: &block)
             if !status.message.isEmpty { HTTP2.appendLiterals([("grpc-message", Self.percentEncoded(status.message))], to: &block) }
@@ -540,7 +563,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
 
     /// Ends a call with its status: in trailers after its messages, or trailers-only when nothing was sent.
     func finish(_ id: StreamID, _ error: RPCError?) {
-        guard let call = calls.removeValue(forKey: id) else { return }
+        guard let call = removeCall(id) else { return }
         if error == nil, call.headersSent {
             connection.writeTrailers(id, Self.okTrailers)
         } else {

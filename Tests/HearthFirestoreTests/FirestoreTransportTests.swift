@@ -155,4 +155,38 @@ import Testing
             }
         }
     }
+
+    /// A peer that opens calls and never finishes their requests holds at most four requests' worth of the
+    /// server's memory per connection: the call whose bytes pass that fails with RESOURCE_EXHAUSTED. And a unary
+    /// call that is sent a second message fails at once, before the request ends.
+    @Test func aConnectionsUnfinishedRequestsAreBoundedInBytes() async throws {
+        try await TestServer.with(configure: { $0.grpcPort = 0 }) { server, http in
+            let port = try #require(server.grpcPort)
+            let commit = "/google.firestore.v1.Firestore/Commit"
+            let raw = try RawHTTPConnection(port: port, timeout: 30)
+            try await raw.send(bytes: HTTP2Wire.preface)
+            let piece = [UInt8](repeating: 0, count: 16_384)
+            for stream in stride(from: UInt32(1), through: 9, by: 2) {
+                // A message announced at 10 MiB, of which 9 MiB come.
+                try await raw.send(bytes: HTTP2Wire.grpcRequest(stream: stream, path: commit, port: port, token: server.adminKey)
+                                   + HTTP2Wire.frame(type: 0, flags: 0, stream: stream, [0, 0, 0xA0, 0, 0] + piece.dropFirst(5)))
+                for _ in 1..<(9 * 64) { try await raw.send(bytes: HTTP2Wire.frame(type: 0, flags: 0, stream: stream, piece)) }
+            }
+            let answer = try await raw.read { HTTP2Wire.frames($0).contains { $0.type == 1 && $0.flags & 1 == 1 } }
+            let trailers = try #require(HTTP2Wire.frames(answer).first { $0.type == 1 && $0.flags & 1 == 1 })
+            #expect(trailers.stream == 9)
+            #expect(String(decoding: trailers.payload, as: UTF8.self).contains("grpc-status\u{1}8"), "RESOURCE_EXHAUSTED")
+
+            let twice = try RawHTTPConnection(port: port)
+            let request = try Google_Firestore_V1_CommitRequest.with {
+                $0.database = "projects/p/databases/(default)"
+            }.serializedBytes() as [UInt8]
+            try await twice.send(bytes: HTTP2Wire.preface + HTTP2Wire.grpcRequest(stream: 1, path: commit, port: port, token: server.adminKey)
+                                 + HTTP2Wire.grpcMessage(stream: 1, request) + HTTP2Wire.grpcMessage(stream: 1, request))
+            let refused = try await twice.read { HTTP2Wire.frames($0).contains { $0.type == 1 && $0.flags & 1 == 1 } }
+            let status = try #require(HTTP2Wire.frames(refused).first { $0.type == 1 && $0.flags & 1 == 1 })
+            #expect(String(decoding: status.payload, as: UTF8.self).contains("grpc-status\u{2}13"), "INTERNAL")
+            #expect(try await http.get("/v1/docs/things").text.contains("documents"))
+        }
+    }
 }
