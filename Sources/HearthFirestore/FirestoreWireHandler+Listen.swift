@@ -10,11 +10,11 @@ import Synchronization
 /// client's requests are parsed as they arrive and handed to the stream's feed connection, and the feed's events
 /// are encoded and written from the loop when the connection says they are ready; no task per stream.
 ///
-/// Backpressure: a stream's events are taken only while the socket is writable and less than
-/// `maxUnwrittenListenBytes` of the connection's Listen responses wait to reach the socket (HTTP/2 flow control
-/// holds them, in memory, for a peer that does not read; counted per connection, since one connection may open
-/// many streams). Until then they stay in each stream's bounded queue, where later snapshots of a target merge
-/// into waiting ones and a full queue ends the stream; writing resumes when the responses drain.
+/// Backpressure: a stream's events are taken only while the socket is writable (NIO's high water mark) and less
+/// than `maxUnwrittenListenBytes` of the connection's responses wait for the peer's HTTP/2 windows (held in
+/// memory for a peer that does not read; counted per connection, since one connection may open many streams).
+/// Until then they stay in each stream's bounded queue, where later snapshots of a target merge into waiting
+/// ones and a full queue ends the stream; writing resumes when the socket drains or the peer opens its windows.
 extension FirestoreWireHandler {
     /// One Listen stream's state. Used only on the connection's loop.
     final class WireListen {
@@ -98,7 +98,7 @@ extension FirestoreWireHandler {
     func drainListen(_ id: StreamID) {
         guard let context, let listen = calls[id]?.listen else { return }
         while true {
-            let writable = context.channel.isWritable && unwrittenListenBytes < Self.maxUnwrittenListenBytes
+            let writable = listensMayWrite
             let (events, finished) = listen.connection.takeReady(writable: writable)
             if events.isEmpty {
                 if finished { endListen(id, nil) } else if !writable { blockedListens.insert(id) }
@@ -126,25 +126,19 @@ extension FirestoreWireHandler {
     }
 
     /// Writes a stream's encoded responses (length-prefixed messages) as one piece of data (framed to the peer's
-    /// frame size and window): a peer parses one frame per snapshot, not one per message. Its bytes count
-    /// against the connection's budget until they reach the socket.
+    /// frame size and window): a peer parses one frame per snapshot, not one per message.
     func writeListen(_ id: StreamID, _ encoded: [SharedEncodings.Encoded]) {
         let count = encoded.reduce(0) { $0 + $1.messages }
         guard let context, count > 0 else { return }
         var buffer = context.channel.allocator.buffer(capacity: encoded.reduce(0) { $0 + $1.bytes.count })
         for part in encoded { buffer.writeBytes(part.bytes) }
-        let size = buffer.readableBytes
-        unwrittenListenBytes += size
-        let written = context.eventLoop.makePromise(of: Void.self)
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        written.futureResult.whenComplete { _ in
-            let handler = handler.value
-            handler.unwrittenListenBytes -= size
-            if handler.unwrittenListenBytes < Self.maxUnwrittenListenBytes, handler.context?.channel.isWritable == true {
-                handler.resumeListens()
-            }
-        }
-        connection.writeData(id, buffer, promise: written)
+        connection.writeData(id, buffer, promise: nil)
+    }
+
+    /// Whether Listen responses may be taken: the socket is writable and less than `maxUnwrittenListenBytes`
+    /// wait for the peer's HTTP/2 windows.
+    var listensMayWrite: Bool {
+        context?.channel.isWritable == true && connection.queuedBytes < Self.maxUnwrittenListenBytes
     }
 
     /// Ends a stream with its status: OK when the client half-closed or the connection finished without an error.

@@ -98,8 +98,6 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     var connection: HTTP2ServerConnection!
     /// Bytes read and not yet a whole frame.
     private var inbound: ByteBuffer?
-    /// Bytes of Listen responses written on this connection and not yet on the socket, all streams together.
-    var unwrittenListenBytes = 0
     /// Listen streams whose events were left queued because the connection was behind: taken again when it
     /// catches up.
     var blockedListens: Set<StreamID> = []
@@ -172,6 +170,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             return failConnection(error)
         }
         if inbound!.readableBytes == 0 { inbound = nil } else { inbound!.discardReadBytes() }
+        if listensMayWrite { resumeListens() } // the peer's WINDOW_UPDATE frames may have let waiting responses go
         if context.channel.isWritable {
             connection.controlFramesAnswered = 0
         } else if connection.controlFramesAnswered > Self.maxUnreadControlFrames {
@@ -223,7 +222,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { resumeListens() }
+        if listensMayWrite { resumeListens() }
         context.fireChannelWritabilityChanged()
     }
 

@@ -51,6 +51,8 @@ struct HTTP2ServerConnection {
     /// SETTINGS and PING acknowledgements written since the caller last cleared it (a peer that sends them
     /// without reading the answers is stopped by the caller).
     var controlFramesAnswered = 0
+    /// Response bytes waiting for the peer's windows, all streams together.
+    private(set) var queuedBytes = 0
 
     private(set) var lastStreamID: UInt32 = 0
     private var streams: [UInt32: Stream] = [:]
@@ -263,7 +265,7 @@ struct HTTP2ServerConnection {
             throw HTTP2.ConnectionError(code: .enhanceYourCalm, message: "more than \(Self.maxResets) streams reset in \(Self.resetPeriod.nanoseconds / 1_000_000_000) s")
         }
         guard let state = streams.removeValue(forKey: stream) else { return nil }
-        Self.fail(state.queue)
+        drop(state.queue)
         return .reset(stream)
     }
 
@@ -369,6 +371,7 @@ struct HTTP2ServerConnection {
             return
         }
         streams[stream]!.queue.append(.data(bytes, promise))
+        queuedBytes += bytes.readableBytes
         if streams[stream]!.queue.count == 1 { sendQueued(stream) }
     }
 
@@ -384,7 +387,7 @@ struct HTTP2ServerConnection {
     mutating func reset(_ stream: UInt32, _ code: HTTP2.ErrorCode) -> Event? {
         writeResetStream(stream, code)
         guard let state = streams.removeValue(forKey: stream) else { return nil }
-        Self.fail(state.queue)
+        drop(state.queue)
         return .reset(stream)
     }
 
@@ -399,7 +402,7 @@ struct HTTP2ServerConnection {
 
     /// The connection is gone: whatever waited for a window fails.
     mutating func close() {
-        for state in streams.values { Self.fail(state.queue) }
+        for state in streams.values { drop(state.queue) }
         streams = [:]
     }
 
@@ -417,6 +420,7 @@ struct HTTP2ServerConnection {
                     output.writeBuffer(&chunk)
                     state.sendWindow -= size
                     connectionSendWindow -= size
+                    queuedBytes -= size
                 }
                 guard bytes.readableBytes == 0 else {
                     state.queue[0] = .data(bytes, promise)
@@ -481,7 +485,11 @@ struct HTTP2ServerConnection {
         }
     }
 
-    private static func fail(_ queue: [Pending]) {
-        for case .data(_, let promise?) in queue { promise.fail(ChannelError.ioOnClosedChannel) }
+    /// A closed stream's waiting data: no longer counted, its promises failed.
+    private mutating func drop(_ queue: [Pending]) {
+        for case .data(let bytes, let promise) in queue {
+            queuedBytes -= bytes.readableBytes
+            promise?.fail(ChannelError.ioOnClosedChannel)
+        }
     }
 }

@@ -215,17 +215,19 @@ import Testing
         var frames = peer.frames()
         #expect(frames.map(\.type) == [1, 0] && frames[1].payload.count == 10)
         #expect(peer.promises.isEmpty, "the data is not all out yet")
+        #expect(peer.connection.queuedBytes == 15)
 
         _ = try peer.send(Peer.windowUpdate(1, 10))
         frames = peer.frames()
         #expect(frames.map(\.type) == [0] && frames[0].payload.count == 10)
+        #expect(peer.connection.queuedBytes == 5)
         _ = try peer.send(Peer.windowUpdate(1, 100))
         frames = peer.frames()
         #expect(frames.map(\.type) == [0, 1] && frames[0].payload.count == 5 && frames[1].flags & 1 == 1, "the rest, then the trailers ending the stream")
         #expect(peer.promises.count == 1)
         peer.promises.forEach { $0.succeed() }
         #expect(try written.futureResult.wait() == ())
-        #expect(peer.connection.openStreams == 0)
+        #expect(peer.connection.openStreams == 0 && peer.connection.queuedBytes == 0)
     }
 
     @Test func theConnectionWindowAndFrameSizeCutTheData() throws {
@@ -252,6 +254,7 @@ import Testing
         #expect(peer.frames().isEmpty)
         #expect(try peer.send(HTTP2Wire.frame(type: 3, flags: 0, stream: 1, [0, 0, 0, 8])) == ["reset 1"])
         #expect(throws: (any Error).self) { try written.futureResult.wait() }
+        #expect(peer.connection.queuedBytes == 0)
         // Frames still in flight on the closed stream are dropped, the connection's window given back.
         #expect(try peer.send(Peer.data(1, 16_384) + Peer.data(1, 16_384)) == [])
         #expect(peer.frames().map(\.stream) == [0], "a WINDOW_UPDATE for the connection only")
