@@ -408,7 +408,8 @@ struct HTTP2ServerConnection {
 
     /// Writes what the stream's and the connection's windows let through, in order.
     private mutating func sendQueued(_ id: UInt32) {
-        guard var state = streams[id] else { return }
+        // Taken out of the dictionary while it is worked on, so that its queue is modified in place, not copied.
+        guard var state = streams.removeValue(forKey: id) else { return }
         while !state.queue.isEmpty {
             switch state.queue[0] {
             case .data(var bytes, let promise):
@@ -431,7 +432,6 @@ struct HTTP2ServerConnection {
                 if let promise { outputPromises.append(promise) }
                 state.queue.removeFirst()
             case .trailers(let block):
-                streams[id] = nil
                 writeHeaderBlock(id, block, endStream: true)
                 if !state.requestEnded { writeResetStream(id, .noError) }
                 return
