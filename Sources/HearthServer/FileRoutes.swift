@@ -9,7 +9,7 @@ import NIOHTTPTypes
 
 /// The router's way into the file store (`/v1/files`, docs/api.md, Files): each route makes its request a
 /// `FileOperation` (`FileAPI`), the engine performs it, and the answer streams the bytes: a put reads the
-/// request body as it arrives, a download is read from the blob as the connection takes it, so memory never
+/// request body as it arrives, a download leaves from the open blob (`FileRegionWriter`), so memory never
 /// grows with an object's size.
 struct FileRoutes {
     let database: Database
@@ -104,16 +104,10 @@ struct FileRoutes {
             return reply.response
         }
         headers[.contentLength] = String(range.count)
-        let chunks = object.bytes(range)
-        if range.count <= FileBytes.chunkSize, request.method != .head {
-            // One chunk (an image, say) is read now, so its head, bytes and end leave in one write.
-            var iterator = chunks.makeAsyncIterator()
-            return Response(status: status, headers: headers, body: .init(byteBuffer: try await iterator.next() ?? ByteBuffer()))
-        }
-        return Response(status: status, headers: headers, body: ResponseBody(contentLength: range.count) { writer in
-            // Each chunk is written before the next is read: the channel's back-pressure paces the reads.
-            for try await chunk in chunks { try await writer.write(chunk) }
-            try await writer.finish(nil)
+        // A HEAD's answer never writes its body: the blob closes with it.
+        let bytes = object.bytes(range)
+        return Response(status: status, headers: headers, body: ResponseBody(contentLength: range.count) { [channel = context.channel] writer in
+            try await FileRegionWriter.send(bytes, on: channel, through: &writer)
         })
     }
 

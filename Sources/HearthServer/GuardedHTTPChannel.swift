@@ -4,7 +4,8 @@ import NIOCore
 import NIOSSL
 
 /// A server child channel (Hummingbird's HTTP/1 with its WebSocket upgrade) with a `ConnectionGuard` added to
-/// every connection, behind the request decoder, and TLS in front of it all when the server serves HTTPS.
+/// every connection, behind the request decoder, and TLS in front of it all when the server serves HTTPS
+/// (without it, a `FileRegionWriter` too).
 struct GuardedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let configuration: ConnectionConfiguration
@@ -19,10 +20,12 @@ struct GuardedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
             if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context)) }
         }.flatMap { [inner] in
             inner.setup(channel: channel, logger: logger)
-        }.flatMapThrowing { [configuration, cors] value in
+        }.flatMapThrowing { [configuration, cors, tls] value in
             // Added last now, it sits right behind the upgrade handler; the HTTP handlers that replace that one
             // on a first plain request are added behind it, so it sees their answers and they its requests.
             try channel.pipeline.syncOperations.addHandler(ConnectionGuard(configuration: configuration, cors: cors))
+            // Downloads leave by `sendfile(2)` where no TLS needs their bytes in memory.
+            if tls == nil { try channel.pipeline.syncOperations.addHandler(FileRegionWriter()) }
             return value
         }
     }

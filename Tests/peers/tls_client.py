@@ -9,19 +9,32 @@ tls_client.py listen PORT CA TOKEN DOC READY
                                    snapshot came, then prints every text frame on a line until the server closes
                                    (then `close CODE`) or 60 s pass; CA `-` is plain TCP, for the same check
                                    without TLS
+tls_client.py download PORT CA TOKEN PATH READY GO
+                                   GETs PATH with a small receive buffer, reads the head and 1 MiB of the body,
+                                   creates the file READY, then waits until the file GO exists and reads the
+                                   rest: prints the status, the body's length and its SHA-256; GO `abandon`
+                                   closes the connection at READY instead, mid-download
 
 Only CA is trusted and the name 127.0.0.1 is checked, as an app's transport security does.
 """
 import base64
+import hashlib
 import os
 import socket
 import ssl
 import sys
+import time
 
 
-def connect(port, ca, version=None):
+def connect(port, ca, version=None, receive_buffer=None):
+    raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    raw.settimeout(60)
+    if receive_buffer is not None:
+        # Before connecting, so the window announced is the small one: the server cannot send far ahead.
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    raw.connect(("127.0.0.1", port))
     if ca == "-":
-        return socket.create_connection(("127.0.0.1", port), timeout=60)
+        return raw
     context = ssl.create_default_context(cafile=ca)
     if version is not None:
         # The client itself would refuse versions before 1.2 at the default security level: allow them, so
@@ -29,7 +42,6 @@ def connect(port, ca, version=None):
         context.set_ciphers("DEFAULT:@SECLEVEL=0")
         context.minimum_version = version
         context.maximum_version = version
-    raw = socket.create_connection(("127.0.0.1", port), timeout=30)
     return context.wrap_socket(raw, server_hostname="127.0.0.1")
 
 
@@ -137,6 +149,41 @@ def main():
                             open(ready, "w").close()
             except (EOFError, socket.timeout, ssl.SSLError, ConnectionResetError) as error:
                 print("ended", error, flush=True)
+    elif command == "download":
+        token, path, ready, go = sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7]
+        sock = connect(port, ca, receive_buffer=65536)
+        sock.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n").encode())
+        head, first = read_until(sock, b"\r\n\r\n").split(b"\r\n\r\n", 1)
+        body = bytearray(first)
+        status = head.split(b" ")[1].decode()
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value.strip())
+        while len(body) < min(length, 1 << 20):
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            body += chunk
+        open(ready, "w").close()
+        if go == "abandon":
+            sock.close()
+            print(status, "abandoned")
+            return 0
+        deadline = time.time() + 60
+        while not os.path.exists(go) and time.time() < deadline:
+            time.sleep(0.02)
+        try:
+            while len(body) < length:
+                chunk = sock.recv(1 << 16)
+                if not chunk:
+                    raise EOFError("the server closed the connection")
+                body += chunk
+        except (EOFError, socket.timeout, ssl.SSLError, ConnectionResetError) as error:
+            print("ended", error, flush=True)
+        sock.close()
+        print(status, len(body), hashlib.sha256(body).hexdigest())
     else:
         print("unknown command", command)
         return 2

@@ -58,6 +58,7 @@ extension Database {
 private final class MemoryBlobHandle: BlobHandle {
     let bytes: [UInt8]
     var size: Int64 { Int64(bytes.count) }
+    var descriptor: Int32? { nil }
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 

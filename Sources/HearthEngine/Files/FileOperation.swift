@@ -169,8 +169,14 @@ public struct FileBytes: AsyncSequence, Sendable {
     /// read and one write, and a large object takes few trips through the channel.
     public static let chunkSize = 1 << 20
 
-    let handle: any BlobHandle
-    let range: Range<Int64>
+    /// The open bytes and the part of them served.
+    package let handle: any BlobHandle
+    package let range: Range<Int64>
+
+    package init(handle: any BlobHandle, range: Range<Int64>) {
+        self.handle = handle
+        self.range = range
+    }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(handle: handle, offset: range.lowerBound, end: range.upperBound) }
 

@@ -71,6 +71,9 @@ public protocol BlobHandle: AnyObject, Sendable {
     /// Fills `buffer` with the bytes from `offset` and answers how many it holds (fewer only at the end):
     /// the one read, into memory the caller owns, so a download reads straight into the buffer it sends.
     func read(offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// The open file that holds the bytes, when a file does (a download sends them from it with `sendfile(2)`);
+    /// it stays open as long as the handle.
+    var descriptor: Int32? { get }
 }
 
 extension BlobHandle {

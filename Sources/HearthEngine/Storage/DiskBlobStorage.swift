@@ -288,6 +288,7 @@ private final class TemporaryFile: @unchecked Sendable {
 final class DiskBlobHandle: BlobHandle, @unchecked Sendable {
     let fd: Int32
     let size: Int64
+    var descriptor: Int32? { fd }
 
     init(fd: Int32, size: Int64) {
         self.fd = fd
