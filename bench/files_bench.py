@@ -112,10 +112,12 @@ http {{
 
 
 def compare(title, runs, rounds, settle_after=True):
-    """Runs each (name, callable) ROUNDS times, alternating, and answers {name: [result, ...]}."""
+    """Runs each (name, callable) ROUNDS times, alternating, and answers {name: [result, ...]}. Each round starts
+    one place further along the list, so that no server always runs first (or right after the same one)."""
     results = {name: [] for name, _ in runs}
-    for _ in range(rounds):
-        for name, run in runs:
+    for round in range(rounds):
+        shift = round % len(runs)
+        for name, run in runs[shift:] + runs[:shift]:
             r = run()
             results[name].append(r)
             print(f"  {title:9} {name:24} {r['rps']:9.1f} req/s  p50 {r['p50_ms']:8.2f} ms  p99 {r['p99_ms']:8.2f} ms  "
