@@ -501,9 +501,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
             scheduleFlush()
         case .status(let status, let metadata):
             removeCall(id)
-            var block = call.headersSent ? ByteBuffer() : Self.responseHeaders
-            HTTP2.appendLiterals([("grpc-status", String(status.code.rawValue))], to: &block)
-            if !status.message.isEmpty { HTTP2.appendLiterals([("grpc-message", Self.percentEncoded(status.message))], to: &block) }
+            var block = Self.trailers(code: status.code.rawValue, message: status.message, afterHeaders: call.headersSent)
             HTTP2.appendLiterals(Self.fields(metadata), to: &block)
             connection.writeTrailers(id, block)
             endWrite()
@@ -563,20 +561,12 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     /// Ends a call with its status: in trailers after its messages, or trailers-only when nothing was sent.
     func finish(_ id: StreamID, _ error: RPCError?) {
         guard let call = removeCall(id) else { return }
-        if error == nil, call.headersSent {
-            connection.writeTrailers(id, Self.okTrailers)
-        } else {
-            var block = call.headersSent ? ByteBuffer() : Self.responseHeaders
-            Self.status(error, into: &block)
-            connection.writeTrailers(id, block)
-        }
+        connection.writeTrailers(id, error == nil && call.headersSent ? Self.okTrailers : Self.trailers(error, afterHeaders: call.headersSent))
         endWrite()
     }
 
     func trailersOnly(_ id: StreamID, _ error: RPCError) {
-        var block = Self.responseHeaders
-        Self.status(error, into: &block)
-        connection.writeTrailers(id, block)
+        connection.writeTrailers(id, Self.trailers(error, afterHeaders: false))
         endWrite()
     }
 
@@ -618,10 +608,17 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     /// The trailers of a call that succeeded after its messages, made once.
     static let okTrailers = HTTP2.headerBlock([("grpc-status", "0")])
 
-    static func status(_ error: RPCError?, into block: inout ByteBuffer) {
-        guard let error else { return HTTP2.appendLiterals([("grpc-status", "0")], to: &block) }
-        HTTP2.appendLiterals([("grpc-status", String(error.code.rawValue))], to: &block)
-        if !error.message.isEmpty { HTTP2.appendLiterals([("grpc-message", percentEncoded(error.message))], to: &block) }
+    /// A call's status as the header block that ends it: trailers after its response headers, or the whole
+    /// answer (trailers-only) when none were sent.
+    static func trailers(_ error: RPCError?, afterHeaders: Bool) -> ByteBuffer {
+        trailers(code: error?.code.rawValue ?? 0, message: error?.message ?? "", afterHeaders: afterHeaders)
+    }
+
+    static func trailers(code: Int, message: String, afterHeaders: Bool) -> ByteBuffer {
+        var block = afterHeaders ? ByteBuffer() : responseHeaders
+        HTTP2.appendLiterals([("grpc-status", String(code))], to: &block)
+        if !message.isEmpty { HTTP2.appendLiterals([("grpc-message", percentEncoded(message))], to: &block) }
+        return block
     }
 
     /// `grpc-message` is percent-encoded UTF-8: bytes outside printable ASCII, and `%`, as `%XX`.
