@@ -3,6 +3,7 @@ import GRPCCore
 import HearthCore
 import HearthEngine
 import HearthFirestoreProtos
+import NIOCore
 import SwiftProtobuf
 
 /// The bidirectional `Listen` stream over the change feed, as the WebSocket endpoint is: one feed connection per
@@ -26,6 +27,8 @@ extension FirestoreService {
 final class ListenStream {
     let connection: ListenConnection
     private(set) var database: FirestoreDatabase?
+    /// The database's name, made once: part of the key its snapshots' shared encodings are kept under.
+    private var databaseName = ""
 
     init(connection: ListenConnection) { self.connection = connection }
 
@@ -33,7 +36,7 @@ final class ListenStream {
     /// stream (a request of another database, or with no target change).
     func receive(_ message: Google_Firestore_V1_ListenRequest) throws -> [Google_Firestore_V1_ListenResponse] {
         let db = try FirestoreDatabase(name: message.database)
-        if database == nil { database = db }
+        if database == nil { (database, databaseName) = (db, db.name) }
         if let first = database, first != db {
             throw HearthError.invalidArgument("a Listen stream serves one database; it began with \(first.name)")
         }
@@ -111,21 +114,21 @@ final class ListenStream {
     /// listeners is encoded once for every stream of the view in the same database that names the target alike,
     /// as the WebSocket listeners share a frame. Throws what ends the stream.
     func encoded(_ event: ListenEvent) throws -> SharedEncodings.Encoded {
-        guard case .snapshot(let snapshot) = event, let encodings = snapshot.encodings, let db = database else {
+        guard case .snapshot(let snapshot) = event, let encodings = snapshot.encodings, database != nil else {
             return try Self.encoded(responses(for: event))
         }
-        return try encodings.encoded("grpc \(db.name) \(snapshot.targetID)") { try Self.encoded(responses(for: event)) }
+        let key = SharedEncodings.Key(face: "grpc", database: databaseName, target: snapshot.targetID)
+        return try encodings.encoded(key) { try Self.encoded(responses(for: event)) }
     }
 
     /// Responses as gRPC messages: each a 5-byte prefix (uncompressed, its length) and its bytes.
     static func encoded(_ responses: [Google_Firestore_V1_ListenResponse]) throws -> SharedEncodings.Encoded {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(256 * responses.count)
+        var bytes = ByteBuffer()
         for response in responses {
             let message: [UInt8] = try response.serializedBytes()
-            let n = UInt32(message.count)
-            bytes += [0, UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
-            bytes += message
+            bytes.writeInteger(UInt8(0))
+            bytes.writeInteger(UInt32(message.count))
+            bytes.writeBytes(message)
         }
         return .init(messages: responses.count, bytes: bytes)
     }

@@ -65,8 +65,9 @@ extension FirestoreWireHandler {
                                      closeCode: 1008)
             }
         }
-        let handle = ReadyListens.Handle(self)
-        connection.onEventsReady { [readyListens] in readyListens.schedule(handle, id) }
+        // Held strongly, as a WebSocket's writer is: the connection lets the callback go when the stream ends, and
+        // every stream ends when the channel does (a weak reference would make every retain of the handler slow).
+        connection.onEventsReady { [readyListens, self] in readyListens.schedule(self, id) }
     }
 
     /// The client's request messages, in order: each is handed to the stream; a bad one ends it.
@@ -125,20 +126,17 @@ extension FirestoreWireHandler {
         drainListens(blocked)
     }
 
-    /// Writes a stream's encoded responses (length-prefixed messages) as one piece of data (framed to the peer's
-    /// frame size and window): a peer parses one frame per snapshot, not one per message.
+    /// Writes a stream's encoded responses (length-prefixed messages), each event's as one piece of data (framed
+    /// to the peer's frame size and window): a peer parses one frame per snapshot, not one per message. The bytes
+    /// are shared by the view's listeners; each is copied once, into the connection's output.
     func writeListen(_ id: StreamID, _ encoded: [SharedEncodings.Encoded]) {
-        let count = encoded.reduce(0) { $0 + $1.messages }
-        guard let context, count > 0 else { return }
-        var buffer = context.channel.allocator.buffer(capacity: encoded.reduce(0) { $0 + $1.bytes.count })
-        for part in encoded { buffer.writeBytes(part.bytes) }
-        connection.writeData(id, buffer, promise: nil)
+        for part in encoded where part.messages > 0 { connection.writeData(id, part.bytes, promise: nil) }
     }
 
     /// Whether Listen responses may be taken: the socket is writable and less than `maxUnwrittenListenBytes`
     /// wait for the peer's HTTP/2 windows.
     var listensMayWrite: Bool {
-        context?.channel.isWritable == true && connection.queuedBytes < Self.maxUnwrittenListenBytes
+        channel?.isWritable == true && connection.queuedBytes < Self.maxUnwrittenListenBytes
     }
 
     /// Ends a stream with its status: OK when the client half-closed or the connection finished without an error.
@@ -151,21 +149,15 @@ extension FirestoreWireHandler {
 /// The Listen streams of one event loop's connections that have events to write: however many the feed makes
 /// ready at once, the loop is handed one task that writes them all, and each connection flushes once.
 final class ReadyListens: Sendable {
-    /// A handler as the feed's callbacks hold it: weakly, since its streams' connections hold the callbacks.
-    final class Handle: @unchecked Sendable {
-        weak var handler: FirestoreWireHandler?
-        init(_ handler: FirestoreWireHandler) { self.handler = handler }
-    }
-
-    private let state = Mutex<(ready: [(Handle, FirestoreWireHandler.StreamID)], scheduled: Bool)>(([], false))
+    private let state = Mutex<(ready: [(FirestoreWireHandler, FirestoreWireHandler.StreamID)], scheduled: Bool)>(([], false))
     let eventLoop: any EventLoop
 
     init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
 
     /// Writes the stream's events on the loop soon, with the others waiting.
-    func schedule(_ handle: Handle, _ id: FirestoreWireHandler.StreamID) {
+    func schedule(_ handler: FirestoreWireHandler, _ id: FirestoreWireHandler.StreamID) {
         let start = state.withLock { state in
-            state.ready.append((handle, id))
+            state.ready.append((handler, id))
             defer { state.scheduled = true }
             return !state.scheduled
         }
@@ -177,12 +169,17 @@ final class ReadyListens: Sendable {
             defer { state = ([], false) }
             return state.ready
         }
-        var written: [ObjectIdentifier: FirestoreWireHandler] = [:]
-        for (handle, id) in ready {
-            guard let handler = handle.handler else { continue }
+        var written: [FirestoreWireHandler] = []
+        for (handler, id) in ready {
             handler.drainListen(id)
-            written[ObjectIdentifier(handler)] = handler
+            if !handler.drainedInPass {
+                handler.drainedInPass = true
+                written.append(handler)
+            }
         }
-        for handler in written.values { handler.endWrite() }
+        for handler in written {
+            handler.drainedInPass = false
+            handler.endWrite()
+        }
     }
 }

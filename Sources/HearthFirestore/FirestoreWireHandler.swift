@@ -17,7 +17,8 @@ import Synchronization
 /// another thread, a commit's from the writer, hops back to the loop); Listen streams are served on the loop too
 /// (`FirestoreWireHandler+Listen.swift`); every other call is handed to `GRPCServer`'s router as a stream, run
 /// in a task, whose writes come to the loop and wait while the peer does not read (`WireOutbound`).
-final class FirestoreWireHandler: ChannelInboundHandler {
+/// Used on its channel's loop only: other threads only hand it to that loop (`ReadyListens`, `Answer`).
+final class FirestoreWireHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
     typealias StreamID = UInt32
@@ -102,6 +103,9 @@ final class FirestoreWireHandler: ChannelInboundHandler {
     /// catches up.
     var blockedListens: Set<StreamID> = []
     private(set) var context: ChannelHandlerContext?
+    private(set) var channel: (any Channel)?
+    /// Set while a pass of `ReadyListens` has written this connection's streams and not yet flushed it.
+    var drainedInPass = false
     /// Listen streams with events to write, handed over from the feed's threads to this loop.
     let readyListensRegistry: PerEventLoop<ReadyListens>
     private(set) var readyListens: ReadyListens?
@@ -128,6 +132,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        channel = context.channel
         readyListens = readyListensRegistry(context.eventLoop)
         peer = Self.peer(context.channel.remoteAddress)
         connection = HTTP2ServerConnection(allocator: context.channel.allocator)
@@ -140,6 +145,7 @@ final class FirestoreWireHandler: ChannelInboundHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        channel = nil
         for call in calls.values { call.cancel() }
         calls.removeAll()
         bufferedRequestBytes = 0

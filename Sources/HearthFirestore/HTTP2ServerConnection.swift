@@ -8,7 +8,7 @@ import NIOHPACK
 /// connection is thrown, and the caller sends `goAway` and closes.
 ///
 /// It serves gRPC, so it keeps only what gRPC needs: no server push, no priorities (parsed and ignored), response
-/// headers as HPACK literals.
+/// headers as HPACK literals. It has one owner and is never copied: its streams' states are objects.
 struct HTTP2ServerConnection {
     enum Event {
         /// A new stream's request headers; `endStream`: the request has no body.
@@ -31,13 +31,16 @@ struct HTTP2ServerConnection {
     static let maxResets = 200
     static let resetPeriod = TimeAmount.seconds(30)
 
-    private struct Stream {
+    /// A stream's state: a class, so that it is changed where it is kept, without copying its queue.
+    private final class Stream {
         var sendWindow: Int
         var receiveWindow = HTTP2ServerConnection.window
         /// The peer sent END_STREAM: no more request bytes.
         var requestEnded: Bool
         /// What waits for the windows, in order: data, then perhaps the trailers that end the stream.
         var queue: [Pending] = []
+
+        init(sendWindow: Int, requestEnded: Bool) { (self.sendWindow, self.requestEnded) = (sendWindow, requestEnded) }
     }
 
     private enum Pending {
@@ -180,7 +183,7 @@ struct HTTP2ServerConnection {
             connectionReceiveWindow = Self.window
         }
         let bytes = try unpadded(flags, payload)
-        guard var state = streams[stream] else { return nil } // a stream already closed: frames in flight are dropped
+        guard let state = streams[stream] else { return nil } // a stream already closed: frames in flight are dropped
         guard !state.requestEnded else { return reset(stream, .streamClosed) }
         state.receiveWindow -= length
         guard state.receiveWindow >= 0 else { return reset(stream, .flowControlError) }
@@ -191,7 +194,6 @@ struct HTTP2ServerConnection {
             writeWindowUpdate(stream, Self.window - state.receiveWindow)
             state.receiveWindow = Self.window
         }
-        streams[stream] = state
         return .data(stream, bytes, endStream: end)
     }
 
@@ -236,11 +238,10 @@ struct HTTP2ServerConnection {
         }
         let end = flags & HTTP2.Flag.endStream != 0
         guard stream > lastStreamID else {
-            guard var state = streams[stream] else { return nil } // closed
+            guard let state = streams[stream] else { return nil } // closed
             guard !state.requestEnded else { return reset(stream, .streamClosed) }
             guard end else { return reset(stream, .protocolError) }
             state.requestEnded = true
-            streams[stream] = state
             return .data(stream, ByteBuffer(), endStream: true)
         }
         guard stream & 1 == 1 else { throw protocolError("a client's stream \(stream) must have an odd id") }
@@ -292,9 +293,9 @@ struct HTTP2ServerConnection {
                 // Every stream's window moves by the change, and may go below zero (RFC 9113 §6.9.2).
                 let delta = Int(value) - peerInitialWindow
                 peerInitialWindow = Int(value)
-                for id in streams.keys {
-                    streams[id]!.sendWindow += delta
-                    guard streams[id]!.sendWindow <= HTTP2.maxWindow else {
+                for state in streams.values {
+                    state.sendWindow += delta
+                    guard state.sendWindow <= HTTP2.maxWindow else {
                         throw HTTP2.ConnectionError(code: .flowControlError, message: "a stream's window exceeds 2^31-1")
                     }
                 }
@@ -311,7 +312,7 @@ struct HTTP2ServerConnection {
         HTTP2.writeFrameHeader(&output, length: 0, type: .settings, flags: HTTP2.Flag.ack, stream: 0)
         controlFramesAnswered += 1
         if windowGrew {
-            for id in streams.keys.sorted() where !streams[id]!.queue.isEmpty { sendQueued(id) }
+            for (id, state) in streams.sorted(by: { $0.key < $1.key }) where !state.queue.isEmpty { sendQueued(id, state) }
         }
     }
 
@@ -326,15 +327,15 @@ struct HTTP2ServerConnection {
             }
             let waiting = waitingForConnection
             waitingForConnection = []
-            for id in waiting { sendQueued(id) }
+            for id in waiting { if let state = streams[id] { sendQueued(id, state) } }
             return nil
         }
         guard stream <= lastStreamID else { throw protocolError("WINDOW_UPDATE on stream \(stream), which was never opened") }
-        guard streams[stream] != nil else { return nil }
+        guard let state = streams[stream] else { return nil }
         guard increment > 0 else { return reset(stream, .protocolError) }
-        streams[stream]!.sendWindow += increment
-        guard streams[stream]!.sendWindow <= HTTP2.maxWindow else { return reset(stream, .flowControlError) }
-        sendQueued(stream)
+        state.sendWindow += increment
+        guard state.sendWindow <= HTTP2.maxWindow else { return reset(stream, .flowControlError) }
+        sendQueued(stream, state)
         return nil
     }
 
@@ -366,21 +367,21 @@ struct HTTP2ServerConnection {
     /// Response bytes, sent as the peer's windows allow: the rest waits for its WINDOW_UPDATE frames. `promise`
     /// succeeds when the last of them is taken as output, fails if the stream ends first.
     mutating func writeData(_ stream: UInt32, _ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
-        guard streams[stream] != nil else {
+        guard let state = streams[stream] else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        streams[stream]!.queue.append(.data(bytes, promise))
+        state.queue.append(.data(bytes, promise))
         queuedBytes += bytes.readableBytes
-        if streams[stream]!.queue.count == 1 { sendQueued(stream) }
+        if state.queue.count == 1 { sendQueued(stream, state) }
     }
 
     /// The trailers that end a stream's response, after its data. A request the peer is still sending is reset
     /// with NO_ERROR once the response is complete (RFC 9113 §8.1): nothing more of it is read.
     mutating func writeTrailers(_ stream: UInt32, _ block: ByteBuffer) {
-        guard streams[stream] != nil else { return }
-        streams[stream]!.queue.append(.trailers(block))
-        if streams[stream]!.queue.count == 1 { sendQueued(stream) }
+        guard let state = streams[stream] else { return }
+        state.queue.append(.trailers(block))
+        if state.queue.count == 1 { sendQueued(stream, state) }
     }
 
     /// Ends a stream at once, with RST_STREAM; what waited for its window is dropped.
@@ -407,9 +408,7 @@ struct HTTP2ServerConnection {
     }
 
     /// Writes what the stream's and the connection's windows let through, in order.
-    private mutating func sendQueued(_ id: UInt32) {
-        // Taken out of the dictionary while it is worked on, so that its queue is modified in place, not copied.
-        guard var state = streams.removeValue(forKey: id) else { return }
+    private mutating func sendQueued(_ id: UInt32, _ state: Stream) {
         while !state.queue.isEmpty {
             switch state.queue[0] {
             case .data(var bytes, let promise):
@@ -426,18 +425,17 @@ struct HTTP2ServerConnection {
                 guard bytes.readableBytes == 0 else {
                     state.queue[0] = .data(bytes, promise)
                     if state.sendWindow > 0, !waitingForConnection.contains(id) { waitingForConnection.append(id) }
-                    streams[id] = state
                     return
                 }
                 if let promise { outputPromises.append(promise) }
                 state.queue.removeFirst()
             case .trailers(let block):
+                streams[id] = nil
                 writeHeaderBlock(id, block, endStream: true)
                 if !state.requestEnded { writeResetStream(id, .noError) }
                 return
             }
         }
-        streams[id] = state
     }
 
     /// A header block in HEADERS and as many CONTINUATION frames as the peer's frame size needs.

@@ -1,4 +1,5 @@
 import HearthCore
+import NIOCore
 import Synchronization
 
 /// What the feed tells a connection.
@@ -74,23 +75,36 @@ public struct ListenSnapshot: Sendable {
 }
 
 /// A snapshot's encodings, shared by every listener of its view: each made once, on the first listener's loop
-/// that asks, keyed by what it depends on besides the snapshot (the face, the target id as the client named it).
+/// that asks, keyed by what it depends on besides the snapshot (the face, the database and the target id as the
+/// client named them). The bytes are a `ByteBuffer`, so every listener is handed the same storage, not a copy.
 public final class SharedEncodings: Sendable {
     /// An encoding: its bytes, and how many messages they hold.
     public struct Encoded: Sendable {
         public var messages: Int
-        public var bytes: [UInt8]
+        public var bytes: ByteBuffer
 
-        public init(messages: Int, bytes: [UInt8]) { (self.messages, self.bytes) = (messages, bytes) }
+        public init(messages: Int, bytes: ByteBuffer) { (self.messages, self.bytes) = (messages, bytes) }
     }
 
-    private let byKey = Mutex<[String: Encoded]>([:])
+    /// What an encoding depends on besides the snapshot: strings a listener holds already (or short literals),
+    /// so a lookup allocates nothing.
+    public struct Key: Hashable, Sendable {
+        public let face: String
+        public let database: String
+        public let target: String
+
+        public init(face: String, database: String, target: String) {
+            (self.face, self.database, self.target) = (face, database, target)
+        }
+    }
+
+    private let byKey = Mutex<[Key: Encoded]>([:])
 
     public init() {}
 
     /// The encoding kept under `key`, or `encode`'s, kept for the next listener (up to 64 keys). Encoded outside
     /// the lock: two loops asking at once may both encode, and the second result is the one kept.
-    public func encoded(_ key: String, _ encode: () throws -> Encoded) rethrows -> Encoded {
+    public func encoded(_ key: Key, _ encode: () throws -> Encoded) rethrows -> Encoded {
         if let kept = byKey.withLock({ $0[key] }) { return kept }
         let made = try encode()
         byKey.withLock { if $0.count < 64 { $0[key] = made } }
