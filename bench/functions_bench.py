@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Functions: how soon a commit's webhook arrives, and what a trigger costs the writes that cause it.
 
-Two measurements, on loopback, each bounded in time:
+Three measurements, on loopback, each bounded in time:
 
 1. Latency. `hearth serve --functions` with one `document.created` trigger on `events/{id}` to a local
    receiver (a separate process, HTTP/1.1 keep-alive, answering 204 at once). A paced client creates
@@ -9,7 +9,12 @@ Two measurements, on loopback, each bounded in time:
    trigger) at full speed on 16 connections. For every event the receiver notes when it arrived; the latency is
    that time minus the event's `time` (its commit time; one clock, one machine). Reported: p50, p99 and max,
    and the events delivered against those created.
-2. Throughput. wrk creates documents on 16 connections against two servers alternately, --rounds times: one with
+2. Creates beside events (the target's measure). wrk creates `plain/` documents at full speed on 16
+   connections while the paced client creates `events/` documents at --rate per second, against two servers
+   alternately, --rounds times: one whose trigger on `events/{id}` delivers every event to nginx answering 204,
+   and one with no functions file (the same paced creates, no events). Reported: wrk's median creates per
+   second with the trigger against without, and the events delivered in the window.
+3. Every create triggered. wrk creates documents on 16 connections against two servers alternately, --rounds times: one with
    no functions file and one whose trigger matches every created document (delivered as they go to nginx
    answering 204, a cheap peer, so that the endpoint's own work weighs little on the shared cores; each run
    starts once the queue left by the one before is empty). Reported: median creates per second, the ratio,
@@ -18,7 +23,7 @@ Two measurements, on loopback, each bounded in time:
 
 With --baseline OLD, an older build runs beside this one: the latency part --rounds times for each build,
 alternating, and the throughput part with a server of each kind per build, all four alternating; the script
-reports each build's medians and the ratios between them.
+reports each build's medians and the ratios between them (the part beside events runs for this build only).
 
     python3 bench/functions_bench.py [--rate 1000] [--duration 10] [--rounds 3] [--binary PATH] [--baseline OLD]
 """
@@ -307,6 +312,46 @@ def throughput(builds, tmp, args):
         rproc.wait(timeout=10)
 
 
+def beside_events(binary, tmp, args):
+    """wrk's creates/s on `plain/` while `events/` documents are created at --rate/s, with their trigger declared
+    (delivered to nginx) and with none; answers the medians and their ratio."""
+    rproc, rport = start_sink(tmp)
+    env = dict(BENCH_MODE="create", BENCH_PATH="/v1/docs/plain", BENCH_AUTH=f"Bearer {ADMIN_KEY}")
+    procs, servers, rates = [], [], {"none": [], "one trigger": []}
+    try:
+        for kind, functions in [("none", None), ("one trigger", functions_file(rport, "events/{id}"))]:
+            proc, port = start_hearth(binary, tmp, "beside", functions)
+            procs.append(proc)
+            servers.append((kind, port, functions is not None))
+        for _ in range(args.rounds):
+            for kind, port, triggered in servers:
+                if triggered:
+                    pending_empty(port)
+                delivered_before = delivered_total(port) if triggered else 0.0
+                results = {}
+                background = threading.Thread(target=lambda: results.update(
+                    wrk=wrk(f"http://127.0.0.1:{port}", env, args.duration, 16)))
+                background.start()
+                created = paced_creates(port, args.rate, args.duration)
+                background.join()
+                window = ""
+                if triggered:
+                    in_window = delivered_total(port) - delivered_before
+                    window = f"; {in_window:.0f} of {created} events delivered in the window"
+                rates[kind].append(results["wrk"]["rps"])
+                print(f"creates beside {created} events with {kind:11}: {results['wrk']['rps']:8.0f}/s  "
+                      f"p99 {results['wrk']['p99_ms']:.2f} ms{window}", flush=True)
+                time.sleep(1)
+        none, one = statistics.median(rates["none"]), statistics.median(rates["one trigger"])
+        print(f"beside events: wrk creates/s median {none:.0f} without a trigger, {one:.0f} with one "
+              f"({args.rate} events/s): ratio {one / none:.3f} (target at least 0.85)", flush=True)
+        return {"none": none, "one": one, "ratio": one / none}
+    finally:
+        stop(procs)
+        rproc.terminate()
+        rproc.wait(timeout=10)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rate", type=int, default=1000, help="triggered creates per second in the latency run")
@@ -320,6 +365,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="hearth-functions-bench-") as tmp:
         if not args.baseline:
             latency(binary, tmp, args)
+            beside_events(binary, tmp, args)
             throughput({"": binary}, tmp, args)
             return
         builds = {" (baseline)": os.path.abspath(args.baseline), " (this build)": binary}
@@ -337,6 +383,7 @@ def main():
         old, new = med[" (baseline)"], med[" (this build)"]
         print(f"latency p99 this build / baseline: {new['p99'] / old['p99']:.3f}; "
               f"p50: {new['p50'] / old['p50']:.3f}", flush=True)
+        beside_events(binary, tmp, args)
         tp = throughput(builds, tmp, args)
         print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
         print(f"throughput ratio (one trigger / none): baseline {tp[' (baseline)']['ratio']:.3f}, "
