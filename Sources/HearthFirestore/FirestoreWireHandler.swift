@@ -118,13 +118,20 @@ final class FirestoreWireHandler: ChannelInboundHandler, @unchecked Sendable {
     /// The last `authorization` value of this connection that was the admin key: the same bytes again need no
     /// new hash (the key does not change while the server runs), as `InlineAnswers` does over HTTP.
     private var adminAuthorization: String?
+    let timeouts: FirestoreWireServer.Timeouts
+    /// When the connection opened, and when it last had no call open: the preface and idle timeouts count from
+    /// them. One timer per connection looks at them (`checkTimeouts`).
+    private var opened = NIODeadline.now()
+    private var idleSince = NIODeadline.now()
+    private var timeoutCheck: Scheduled<Void>?
 
     /// SETTINGS and PING acknowledgements a peer that does not read may leave unwritten before it is let go.
     static let maxUnreadControlFrames = 10_000
 
     init(service: FirestoreService, streamHandler: @escaping FirestoreWireServer.StreamHandler,
-         readyListens: PerEventLoop<ReadyListens>, logger: Logger) {
+         readyListens: PerEventLoop<ReadyListens>, timeouts: FirestoreWireServer.Timeouts, logger: Logger) {
         self.service = service
+        self.timeouts = timeouts
         self.readyListensRegistry = readyListens
         self.streamHandler = streamHandler
         self.logger = logger
@@ -139,6 +146,8 @@ final class FirestoreWireHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        (opened, idleSince) = (.now(), .now())
+        checkTimeouts()
         endWrite() // the server's SETTINGS
         context.fireChannelActive()
     }
@@ -146,6 +155,7 @@ final class FirestoreWireHandler: ChannelInboundHandler, @unchecked Sendable {
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         channel = nil
+        timeoutCheck?.cancel()
         for call in calls.values { call.cancel() }
         calls.removeAll()
         bufferedRequestBytes = 0
@@ -218,10 +228,7 @@ final class FirestoreWireHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
-            // Graceful shutdown: no new streams, the open ones finish, then the connection closes.
-            quiescing = true
-            connection.goAway(.noError)
-            endWrite()
+            goAwayGracefully()
         } else {
             context.fireUserInboundEventTriggered(event)
         }
@@ -343,7 +350,39 @@ final class FirestoreWireHandler: ChannelInboundHandler, @unchecked Sendable {
     func removeCall(_ id: StreamID) -> Call? {
         let call = calls.removeValue(forKey: id)
         bufferedRequestBytes -= call?.buffered ?? 0
+        if calls.isEmpty { idleSince = .now() }
         return call
+    }
+
+    /// No new streams, the open ones finish, then the connection closes: at graceful shutdown, and when idle.
+    private func goAwayGracefully(_ reason: String = "") {
+        quiescing = true
+        connection.goAway(.noError, reason)
+        endWrite()
+    }
+
+    /// Closes a connection that has not sent HTTP/2's preface within the preface timeout (without a word: it
+    /// speaks no HTTP/2), and sends GOAWAY to one that has had no call for the idle timeout, as gRPC servers do
+    /// (`max_connection_idle`; clients open a new connection for their next call). Else looks again when either
+    /// could next be due.
+    private func checkTimeouts() {
+        guard let context, !quiescing else { return }
+        let now = NIODeadline.now()
+        var next = now + timeouts.idle
+        if !connection.settingsReceived {
+            let due = opened + timeouts.preface
+            if due <= now {
+                logger.debug("gRPC connection closed: no HTTP/2 preface", metadata: ["peer": "\(peer)"])
+                return context.close(promise: nil)
+            }
+            next = min(next, due)
+        }
+        if calls.isEmpty {
+            let due = idleSince + timeouts.idle
+            if due <= now { return goAwayGracefully("idle") }
+            next = min(next, due)
+        }
+        timeoutCheck = context.eventLoop.scheduleTask(deadline: next) { [self] in checkTimeouts() }
     }
 
     /// The request is complete: a unary call (and a server-streaming one) has exactly one message.

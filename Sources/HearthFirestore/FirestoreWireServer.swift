@@ -21,6 +21,7 @@ final class FirestoreWireServer: ServerTransport, Sendable {
     let port: Int
     let service: FirestoreService
     let tls: (any CertificateReloader)?
+    let timeouts: Timeouts
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
     private let group = MultiThreadedEventLoopGroup.singleton
@@ -29,9 +30,18 @@ final class FirestoreWireServer: ServerTransport, Sendable {
     private let stopping = NIOLockedValueBox(false)
     private let readyListens = PerEventLoop { ReadyListens(eventLoop: $0) }
 
-    init(host: String, port: Int, service: FirestoreService, tls: (any CertificateReloader)?, logger: Logger,
+    /// How long a connection may stay without a call (as gRPC's `max_connection_idle`: GOAWAY, then closed), and
+    /// how long a new one may take to send HTTP/2's preface (closed): the HTTP port's idle and request-head
+    /// timeouts, so that a client cannot hold the port's connections without using them.
+    struct Timeouts: Sendable {
+        var idle: TimeAmount
+        var preface: TimeAmount
+    }
+
+    init(host: String, port: Int, service: FirestoreService, tls: (any CertificateReloader)?, timeouts: Timeouts, logger: Logger,
          onListening: @escaping @Sendable (Int) async -> Void) {
         (self.host, self.port, self.service, self.tls, self.logger, self.onListening) = (host, port, service, tls, logger, onListening)
+        self.timeouts = timeouts
         quiesce = ServerQuiescingHelper(group: group)
         done = group.next().makePromise(of: Void.self)
     }
@@ -44,7 +54,7 @@ final class FirestoreWireServer: ServerTransport, Sendable {
             configuration.applicationProtocols = ["h2"]
             return try NIOSSLContext(configuration: configuration)
         }
-        let (service, logger, quiesce, readyListens) = (service, logger, quiesce, readyListens)
+        let (service, timeouts, logger, quiesce, readyListens) = (service, timeouts, logger, quiesce, readyListens)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -59,7 +69,7 @@ final class FirestoreWireServer: ServerTransport, Sendable {
                     let pipeline = channel.pipeline.syncOperations
                     if let sslContext { try pipeline.addHandler(NIOSSLServerHandler(context: sslContext)) }
                     try pipeline.addHandler(FirestoreWireHandler(service: service, streamHandler: streamHandler,
-                                                                     readyListens: readyListens, logger: logger))
+                                                                     readyListens: readyListens, timeouts: timeouts, logger: logger))
                 }
             }
             .bind(host: Self.bindHost(host), port: port).get()

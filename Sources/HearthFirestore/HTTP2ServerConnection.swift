@@ -60,7 +60,8 @@ struct HTTP2ServerConnection {
     private(set) var lastStreamID: UInt32 = 0
     private var streams: [UInt32: Stream] = [:]
     private var prefaceReceived = false
-    private var settingsReceived = false
+    /// The peer's preface and first SETTINGS are in.
+    private(set) var settingsReceived = false
     private var decoder: HPACKDecoder
     /// A header block waiting for its CONTINUATION frames.
     private var headerBlock: (stream: UInt32, flags: UInt8, block: ByteBuffer)?

@@ -151,7 +151,9 @@ public func buildApplication(
         services.append(FirestoreServer(host: configuration.host, port: grpcPort, database: database, feed: feed,
                                         autoIDs: configuration.autoIDs,
                                         authenticate: firestoreCallers(authenticator, dev: configuration.dev),
-                                        tls: tls, logger: logger, onListening: onGRPCRunning))
+                                        tls: tls, idleTimeout: configuration.connections.idleTimeout,
+                                        prefaceTimeout: configuration.connections.requestHeadTimeout,
+                                        logger: logger, onListening: onGRPCRunning))
     }
     services.append(feed)
     let server = ServiceGroup(configuration: .init(services: services, logger: logger))

@@ -189,4 +189,52 @@ import Testing
             #expect(try await http.get("/v1/docs/things").text.contains("documents"))
         }
     }
+
+    /// The gRPC port holds connections to the HTTP port's timeouts: one that never sends HTTP/2's preface is
+    /// closed after the request-head timeout, with nothing but the server's SETTINGS; one with no call open is
+    /// sent GOAWAY (NO_ERROR) after the idle timeout, then closed, as gRPC servers end idle connections; one with a
+    /// Listen stream open is never idle, and is served after several idle timeouts.
+    @Test func connectionsWithoutCallsAreClosedAfterTheTimeouts() async throws {
+        try await TestServer.with(configure: {
+            $0.grpcPort = 0
+            // Short, yet long enough that a busy machine (the whole suite runs at once) does not trip them.
+            $0.connections.idleTimeout = .milliseconds(1_500)
+            $0.connections.requestHeadTimeout = .milliseconds(1_500)
+        }) { server, _ in
+            let port = try #require(server.grpcPort)
+            let silent = try RawHTTPConnection(port: port)
+            #expect(HTTP2Wire.frames(try await silent.readToEnd()).map(\.type) == [4])
+
+            let idle = try RawHTTPConnection(port: port)
+            try await idle.send(bytes: HTTP2Wire.preface + HTTP2Wire.frame(type: 4, flags: 0, stream: 0, []))
+            let frames = HTTP2Wire.frames(try await idle.readToEnd())
+            let goAway = try #require(frames.last)
+            #expect(goAway.type == 7 && Array(goAway.payload[4..<8]) == [0, 0, 0, 0], "NO_ERROR: \(frames.map(\.type))")
+            #expect(String(decoding: goAway.payload[8...], as: UTF8.self) == "idle")
+
+            let database = "projects/p/databases/(default)"
+            let request = try Google_Firestore_V1_ListenRequest.with {
+                $0.database = database
+                $0.addTarget = .with {
+                    $0.targetID = 1
+                    $0.documents = .with { $0.documents = ["\(database)/documents/things/a"] }
+                }
+            }.serializedBytes() as [UInt8]
+            let listening = try RawHTTPConnection(port: port)
+            try await listening.send(bytes: HTTP2Wire.preface + HTTP2Wire.frame(type: 4, flags: 0, stream: 0, [])
+                                     + HTTP2Wire.grpcRequest(stream: 1, path: "/google.firestore.v1.Firestore/Listen",
+                                                             port: port, token: server.adminKey)
+                                     + HTTP2Wire.grpcMessage(stream: 1, request))
+            _ = try await listening.read { HTTP2Wire.frames($0).contains { $0.type == 0 && $0.stream == 1 } }
+            try await Task.sleep(for: .milliseconds(4_000))
+            // (Over a connection of its own: the test's HTTP client's has been closed for idling meanwhile.)
+            try await FirestoreTestClient.with(port: port, token: server.adminKey) { firestore in
+                _ = try await firestore.commit([firestore.set("things/a", ["late": .bool(true)])])
+            }
+            let later = try await listening.read { bytes in
+                HTTP2Wire.frames(bytes).contains { $0.type == 7 || ($0.type == 0 && $0.stream == 1 && $0.payload.count > 5) }
+            }
+            #expect(!HTTP2Wire.frames(later).contains { $0.type == 7 }, "no GOAWAY while a call is open")
+        }
+    }
 }
