@@ -241,7 +241,7 @@ struct HTTP2ServerConnection {
         guard stream > lastStreamID else {
             guard let state = streams[stream] else { return nil } // closed
             guard !state.requestEnded else { return reset(stream, .streamClosed) }
-            guard end else { return reset(stream, .protocolError) }
+            guard end, Self.wellFormed(headers, trailers: true) else { return reset(stream, .protocolError) }
             state.requestEnded = true
             return .data(stream, ByteBuffer(), endStream: true)
         }
@@ -252,8 +252,35 @@ struct HTTP2ServerConnection {
             writeResetStream(stream, .refusedStream)
             return nil
         }
+        guard Self.wellFormed(headers, trailers: false) else {
+            writeResetStream(stream, .protocolError)
+            return nil
+        }
         streams[stream] = Stream(sendWindow: peerInitialWindow, requestEnded: end)
         return .request(stream, headers, endStream: end)
+    }
+
+    /// Whether a request's header block is well formed (RFC 9113 §8.2-8.3): names in lowercase; the pseudo-header
+    /// fields first, each of `:method`, `:scheme` and `:path` (not empty) once, `:authority` at most once, no
+    /// other; no connection-specific field, and `te` only as `trailers`. Trailers carry no pseudo-header field.
+    /// A malformed request is a stream error (PROTOCOL_ERROR).
+    static func wellFormed(_ headers: HPACKHeaders, trailers: Bool) -> Bool {
+        var pseudo: Set<String> = [], regular = false
+        for (name, value, _) in headers {
+            guard !name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return false }
+            if name.hasPrefix(":") {
+                guard !trailers, !regular, [":method", ":scheme", ":path", ":authority"].contains(name),
+                      pseudo.insert(name).inserted, name != ":path" || !value.isEmpty else { return false }
+                continue
+            }
+            regular = true
+            switch name {
+            case "connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade": return false
+            case "te" where value != "trailers": return false
+            default: continue
+            }
+        }
+        return trailers || pseudo.isSuperset(of: [":method", ":scheme", ":path"])
     }
 
     private mutating func rstStream(_ stream: UInt32, _ payload: ByteBuffer) throws(HTTP2.ConnectionError) -> Event? {

@@ -153,6 +153,8 @@ import Testing
         StreamFault(name: "a stream WINDOW_UPDATE of 0", frames: request + Peer.windowUpdate(1, 0), code: .protocolError),
         StreamFault(name: "a stream's window over 2^31-1", frames: request + Peer.windowUpdate(1, 0x7FFF_FFFF), code: .flowControlError),
         StreamFault(name: "PRIORITY of 4 bytes", frames: request + HTTP2Wire.frame(type: 2, flags: 0, stream: 1, [0, 0, 0, 0]), code: .frameSizeError),
+        StreamFault(name: "trailers with a pseudo-header field",
+                    frames: request + HTTP2Wire.headers(stream: 1, [(":path", "/s/m")], endStream: true), code: .protocolError),
     ])
     func aStreamFaultResetsThatStreamAlone(fault: StreamFault) throws {
         var peer = try Peer()
@@ -161,6 +163,28 @@ import Testing
         let reset = try #require(peer.frames().last)
         #expect(reset.type == 3 && reset.stream == 1 && reset.payload == Peer.bytes(fault.code.rawValue))
         // The connection goes on: another stream is served.
+        #expect(try peer.send(Peer.request(3, endStream: true)) == ["request 3 /s/m end"])
+    }
+
+    /// Requests malformed as RFC 9113 §8.2-8.3 has it: each is reset, never handed on.
+    static let malformedRequests: [(String, [(String, String)])] = [
+        ("with a name in capitals", [(":method", "POST"), (":scheme", "http"), (":path", "/s/m"), ("Content-Type", "application/grpc")]),
+        ("with a pseudo-header field after a regular one", [(":method", "POST"), (":scheme", "http"), ("content-type", "application/grpc"), (":path", "/s/m")]),
+        ("with :path twice", [(":method", "POST"), (":scheme", "http"), (":path", "/s/m"), (":path", "/s/n")]),
+        ("without :path", [(":method", "POST"), (":scheme", "http"), ("content-type", "application/grpc")]),
+        ("with an empty :path", [(":method", "POST"), (":scheme", "http"), (":path", "")]),
+        ("with a response's :status", [(":method", "POST"), (":scheme", "http"), (":path", "/s/m"), (":status", "200")]),
+        ("with a connection-specific field", [(":method", "POST"), (":scheme", "http"), (":path", "/s/m"), ("connection", "keep-alive")]),
+        ("with transfer-encoding", [(":method", "POST"), (":scheme", "http"), (":path", "/s/m"), ("transfer-encoding", "chunked")]),
+        ("with te other than trailers", [(":method", "POST"), (":scheme", "http"), (":path", "/s/m"), ("te", "gzip")]),
+    ]
+
+    @Test(arguments: malformedRequests)
+    func aMalformedRequestIsResetAndNeverHandedOn(name: String, headers: [(String, String)]) throws {
+        var peer = try Peer()
+        #expect(try peer.send(HTTP2Wire.headers(stream: 1, headers)) == [])
+        let reset = try #require(peer.frames().last)
+        #expect(reset.type == 3 && reset.stream == 1 && reset.payload == Peer.bytes(HTTP2.ErrorCode.protocolError.rawValue))
         #expect(try peer.send(Peer.request(3, endStream: true)) == ["request 3 /s/m end"])
     }
 
