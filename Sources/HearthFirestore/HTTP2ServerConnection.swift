@@ -265,12 +265,20 @@ struct HTTP2ServerConnection {
     /// other; no connection-specific field, and `te` only as `trailers`. Trailers carry no pseudo-header field.
     /// A malformed request is a stream error (PROTOCOL_ERROR).
     static func wellFormed(_ headers: HPACKHeaders, trailers: Bool) -> Bool {
-        var pseudo: Set<String> = [], regular = false
+        var seen: UInt8 = 0, regular = false  // the pseudo-header fields seen, one bit each
         for (name, value, _) in headers {
             guard !name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return false }
-            if name.hasPrefix(":") {
-                guard !trailers, !regular, [":method", ":scheme", ":path", ":authority"].contains(name),
-                      pseudo.insert(name).inserted, name != ":path" || !value.isEmpty else { return false }
+            if name.utf8.first == UInt8(ascii: ":") {
+                let bit: UInt8
+                switch name {
+                case ":method": bit = 1
+                case ":scheme": bit = 2
+                case ":path" where !value.isEmpty: bit = 4
+                case ":authority": bit = 8
+                default: return false
+                }
+                guard !trailers, !regular, seen & bit == 0 else { return false }
+                seen |= bit
                 continue
             }
             regular = true
@@ -280,7 +288,7 @@ struct HTTP2ServerConnection {
             default: continue
             }
         }
-        return trailers || pseudo.isSuperset(of: [":method", ":scheme", ":path"])
+        return trailers || seen & 7 == 7
     }
 
     private mutating func rstStream(_ stream: UInt32, _ payload: ByteBuffer) throws(HTTP2.ConnectionError) -> Event? {
