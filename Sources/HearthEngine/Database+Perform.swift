@@ -71,7 +71,7 @@ extension Database {
             case .file(let fileOperation):
                 performFile(fileOperation, as: identity, placement: placement, completion: completion)
             case .functions(let functionsOperation):
-                try performFunctions(functionsOperation, as: identity, completion: completion)
+                try performFunctions(functionsOperation, as: identity, placement: placement, completion: completion)
             case .documentsBelow(let prefix, let after, let limit):
                 guard identity.isAdmin else {
                     throw rules.dev ? HearthError.permissionDenied("Missing or insufficient permissions: reading every document below a path takes the admin key.")

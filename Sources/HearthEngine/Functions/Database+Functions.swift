@@ -4,7 +4,7 @@ import HearthCore
 /// The queue of function events: read and changed by the admin only (the admin endpoints, the delivery
 /// service). Documents' events are queued by the commits that cause them (`Database.apply`).
 extension Database {
-    func performFunctions(_ operation: FunctionsOperation, as identity: Identity,
+    func performFunctions(_ operation: FunctionsOperation, as identity: Identity, placement: Placement,
                           completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) throws {
         guard identity.isAdmin else {
             throw rules.dev ? HearthError.permissionDenied("Missing or insufficient permissions: function events take the admin key.")
@@ -12,14 +12,14 @@ extension Database {
         }
         switch operation {
         case .events(let dead, let after, let limit):
-            storage.read({ try $0.functionEvents(dead: dead, after: after, limit: limit) }) {
+            read(placement, { try $0.functionEvents(dead: dead, after: after, limit: limit) }) {
                 completion($0.map(Outcome.functionEvents))
             }
         case .event(let id):
-            storage.read({ try $0.functionEvent(id: id).map { [$0] } ?? [] }) { completion($0.map(Outcome.functionEvents)) }
+            read(placement, { try $0.functionEvent(id: id).map { [$0] } ?? [] }) { completion($0.map(Outcome.functionEvents)) }
         case .due(let skipping, let excluding, let limit):
             let now = Timestamp.now()
-            storage.read({ try $0.dueFunctionEvents(now: now, skipping: skipping, excluding: excluding, limit: limit) }) {
+            read(placement, { try $0.dueFunctionEvents(now: now, skipping: skipping, excluding: excluding, limit: limit) }) {
                 completion($0.map(Outcome.functionEvents))
             }
         case .delivered(let acknowledgements):
