@@ -16,13 +16,15 @@ shared collection of 10 documents (WebSocket `/v1/listen`, or gRPC `Listen` stre
 own), a writer at 100 writes/s for 10 s over HTTP; write-to-delivery latency over every delivery
 (bench/ListenBench, as listen_bench.py runs it). With `--drivers c` the gRPC listeners are bench/listen_grpc.c
 (libnghttp2, compiled here with `cc`), run by ListenBench beside its writer; with `--drivers swift`,
-grpc-swift 2's client in ListenBench.
+grpc-swift 2's client in ListenBench. `--listen-rounds N` runs the two faces N times, alternating which goes
+first, and reports each round's gRPC / WebSocket p99 and the medians (one run's p99 swings with the machine's
+load far more than between the faces).
 
 `--hearth NAME=PATH` (repeatable) runs the same rounds on several builds of the server side by side, one server
 each (an older build copied aside against the new one, say); without it, the release build of this tree.
 
     python3 bench/grpc_bench.py [--duration 10] [--rounds 3] [--callers 16] [--drivers c|swift] [--wrk] [--listen]
-                                [--listeners 1000] [--no-requests] [--skip-build] [--hearth NAME=PATH ...]
+                                [--listeners 1000] [--listen-rounds 1] [--no-requests] [--skip-build] [--hearth NAME=PATH ...]
 """
 import argparse, json, os, resource, statistics, subprocess, sys, tempfile, shutil, time
 
@@ -234,6 +236,7 @@ def main():
     ap.add_argument("--wrk", action="store_true", help="also drive the HTTP get with wrk")
     ap.add_argument("--listen", action="store_true", help="also the Listen fan-out, gRPC and WebSocket")
     ap.add_argument("--listeners", type=int, default=1000)
+    ap.add_argument("--listen-rounds", type=int, default=1, help="fan-out rounds per build (the faces alternate)")
     ap.add_argument("--no-requests", action="store_true", help="only the fan-out")
     ap.add_argument("--skip-build", action="store_true", help="run the release binaries as they are")
     ap.add_argument("--drivers", choices=["c", "swift"], default="c",
@@ -290,11 +293,12 @@ def main():
                 shutil.rmtree(tmp, ignore_errors=True)
     fans = []
     if args.listen:
-        for name, binary in builds:
-            for face in ["websocket", "grpc"]:
-                r = dict(fan_out(binary, face, args), build=name, load=os.getloadavg()[0])
-                fans.append(r)
-                print(json.dumps(r), flush=True)
+        for round in range(args.listen_rounds):
+            for name, binary in builds:
+                for face in ["websocket", "grpc"] if round % 2 == 0 else ["grpc", "websocket"]:
+                    r = dict(fan_out(binary, face, args), build=name, load=os.getloadavg()[0], round=round)
+                    fans.append(r)
+                    print(json.dumps(r), flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
     if rows:
@@ -321,6 +325,17 @@ def main():
             print(f"| {r['build']} | {r['face']} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['samples']} | "
                   f"{r['writes_per_second']:.0f} | {r['server_cpu_s']:.1f} | {r['driver_cpu_s']:.1f} | "
                   f"{r['rss_per_listener_kb']:.1f} |")
+        if args.listen_rounds > 1:
+            print()
+            for name, _ in builds:
+                pick = lambda face, key: [r[key] for r in fans if r["build"] == name and r["face"] == face]
+                ratios = [g / w for g, w in zip(pick("grpc", "p99_ms"), pick("websocket", "p99_ms"))]
+                print(f"{name}: gRPC / WebSocket p99 by round {', '.join(f'{x:.2f}' for x in ratios)}; medians: p99 "
+                      f"gRPC {statistics.median(pick('grpc', 'p99_ms')):.1f} ms, WebSocket "
+                      f"{statistics.median(pick('websocket', 'p99_ms')):.1f} ms; p50 gRPC "
+                      f"{statistics.median(pick('grpc', 'p50_ms')):.1f}, WebSocket {statistics.median(pick('websocket', 'p50_ms')):.1f}; "
+                      f"server CPU gRPC {statistics.median(pick('grpc', 'server_cpu_s')):.1f} s, WebSocket "
+                      f"{statistics.median(pick('websocket', 'server_cpu_s')):.1f} s")
 
 
 if __name__ == "__main__":

@@ -93,11 +93,12 @@ struct FunctionDeliveryService: Service {
                  _ acknowledgements: PendingAcknowledgements) {
         let attempts = event.attempts + 1
         attempt(event, client, flights) { answer in
-            // The endpoint's next event read from the queue goes at once; else the queue may have more.
-            if let next = flights.answered(event) {
-                deliver(next, client, flights, acknowledgements)
-            } else {
-                wakeup.signal()
+            // The endpoint's next event read from the queue goes at once; else the queue may have more of its
+            // events, if the last read left them there for its share.
+            switch flights.answered(event) {
+            case .next(let next): deliver(next, client, flights, acknowledgements)
+            case .readAgain: wakeup.signal()
+            case .done: break
             }
             let done: @Sendable () -> Void = {
                 if flights.end(event) { wakeup.signal() }
@@ -241,6 +242,8 @@ final class InFlight: @unchecked Sendable {
     private var attempting: [String: Int] = [:]
     private var waiting: [String: [FunctionEventRecord]] = [:]
     private var waitingCount = 0
+    /// The endpoints whose events the last read of the queue left there, as they held their share.
+    private var heldBack = Set<String>()
     /// Events an endpoint may hold (attempting or waiting), so that a slow endpoint leaves room for the others.
     private var share: Int
     /// The endpoints of the functions file, as of the last look at the room.
@@ -272,6 +275,7 @@ final class InFlight: @unchecked Sendable {
         share = max(attempts, held / self.endpoints)
         var full = Set<String>()
         for (endpoint, busy) in attempting where busy + (waiting[endpoint]?.count ?? 0) >= share { full.insert(endpoint) }
+        heldBack = full
         return (events, full, free)
     }
 
@@ -281,7 +285,11 @@ final class InFlight: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let busy = attempting[event.endpoint, default: 0], queued = waiting[event.endpoint]?.count ?? 0
-        guard !stopping, !events.contains(event.sequence), events.count < held, busy + queued < share else { return false }
+        guard busy + queued < share else {
+            heldBack.insert(event.endpoint)
+            return false
+        }
+        guard !stopping, !events.contains(event.sequence), events.count < held else { return false }
         events.insert(event.sequence)
         if busy < attempts {
             attempting[event.endpoint] = busy + 1
@@ -292,20 +300,30 @@ final class InFlight: @unchecked Sendable {
         return false
     }
 
-    /// The event's attempt is answered (or given up): answers the endpoint's next waiting event, to attempt now
-    /// in its place, or nil (the endpoint may then start another from the next read).
-    func answered(_ event: FunctionEventRecord) -> FunctionEventRecord? {
+    /// What follows an answered attempt.
+    enum AfterAnswer {
+        /// The endpoint's next waiting event, to attempt now in its place.
+        case next(FunctionEventRecord)
+        /// Read the queue again: the last read left some of the endpoint's events there, for its share.
+        case readAgain
+        /// Nothing: the endpoint's new events reach it by the reads their commits cause.
+        case done
+    }
+
+    /// The event's attempt is answered (or given up): the endpoint's next waiting event goes in its place, or
+    /// its slot is freed.
+    func answered(_ event: FunctionEventRecord) -> AfterAnswer {
         lock.lock()
         defer { lock.unlock() }
         if !stopping, let next = waiting[event.endpoint]?.first {
             waiting[event.endpoint]!.removeFirst()
             if waiting[event.endpoint]!.isEmpty { waiting[event.endpoint] = nil }
             waitingCount -= 1
-            return next
+            return .next(next)
         }
         attempting[event.endpoint, default: 1] -= 1
         if attempting[event.endpoint]! <= 0 { attempting[event.endpoint] = nil }
-        return nil
+        return heldBack.contains(event.endpoint) ? .readAgain : .done
     }
 
     /// The event's outcome is committed: the next read of the queue may see it, or the one after it. Answers
