@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthTesting
+import HTTPTypes
 import Testing
 
 /// HTTPS served by `hearth serve` itself (`--tls-cert`, `--tls-key`), checked with real TLS clients on
@@ -54,23 +55,17 @@ import Testing
 
         // curl, trusting only the test's certificate: a write and a read, with CORS over HTTPS.
         let base = "https://127.0.0.1:\(server.port)"
-        let auth = "Authorization: Bearer \(server.adminKey)"
-        let written = try await CommandResult.run(program: "/usr/bin/curl", [
-            "-sS", "--cacert", first.certificate, "-X", "PUT", "-H", auth, "-H", "Content-Type: application/json",
-            "--data", #"{"title": "over TLS"}"#, base + "/v1/docs/notes/a",
-        ])
-        #expect(written.status == 0, "\(written.errorOutput)")
-        #expect(written.output.contains("over TLS"), "\(written.output)")
-        let read = try await CommandResult.run(program: "/usr/bin/curl", [
-            "-sS", "-i", "--cacert", first.certificate, "-H", auth, "-H", "Origin: https://app.example.com", base + "/v1/docs/notes/a",
-        ])
-        #expect(read.status == 0, "\(read.errorOutput)")
-        #expect(read.output.hasPrefix("HTTP/1.1 200"), "\(read.output)")
-        #expect(read.output.lowercased().contains("access-control-allow-origin: https://app.example.com"), "\(read.output)")
-        #expect(read.output.contains("over TLS"))
+        let auth = ["Authorization": "Bearer \(server.adminKey)"]
+        let written = try await Curl.request("PUT", base + "/v1/docs/notes/a", headers: auth.merging(["Content-Type": "application/json"]) { a, _ in a },
+                                             body: Array(#"{"title": "over TLS"}"#.utf8), trusting: first.certificate)
+        #expect(written.status == 200 && written.text.contains("over TLS"), "\(written.text)")
+        let read = try await Curl.request("GET", base + "/v1/docs/notes/a", headers: auth.merging(["Origin": "https://app.example.com"]) { a, _ in a },
+                                          trusting: first.certificate)
+        #expect(read.status == 200 && read.version == "HTTP/1.1", "\(read.text)")
+        #expect(read.headers[HTTPField.Name("Access-Control-Allow-Origin")!] == "https://app.example.com")
+        #expect(read.text.contains("over TLS"))
         // Without the certificate trusted, curl refuses the server: it is TLS, and checked.
-        let untrusted = try await CommandResult.run(program: "/usr/bin/curl", ["-sS", base + "/healthz"])
-        #expect(untrusted.status != 0)
+        await #expect(throws: (any Error).self) { try await Curl.request("GET", base + "/healthz") }
 
         // Python's ssl: the certificate served is the file's, on both ports; WSS carries the listen protocol.
         #expect(try await TLSClient.run("cert", port: server.port, trusting: first.certificate).output
@@ -99,12 +94,10 @@ import Testing
             .trimmingCharacters(in: .whitespacesAndNewlines) == second.derHex())
         #expect(try await TLSClient.run("cert", port: grpcPort, trusting: second.certificate).output
             .trimmingCharacters(in: .whitespacesAndNewlines) == second.derHex())
-        let again = try await CommandResult.run(program: "/usr/bin/curl", [
-            "-sS", "--cacert", second.certificate, "-H", auth, base + "/v1/docs/notes/a",
-        ])
-        #expect(again.output.contains("over TLS"), "\(again.errorOutput)")
+        let again = try await Curl.request("GET", base + "/v1/docs/notes/a", headers: auth, trusting: second.certificate)
+        #expect(again.text.contains("over TLS"), "\(again.text)")
         // Still one server: the old certificate is no longer served.
-        #expect(try await CommandResult.run(program: "/usr/bin/curl", ["-sS", "--cacert", first.certificate, base + "/healthz"]).status != 0)
+        await #expect(throws: (any Error).self) { try await Curl.request("GET", base + "/healthz", trusting: first.certificate) }
     }
 
     /// What is wrong with the files, and the words the refusal must hold.
