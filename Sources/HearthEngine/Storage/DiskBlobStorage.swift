@@ -10,8 +10,8 @@ import HearthCore
 
 /// Blobs as files under a folder (the data folder's `files/`): `tmp/` holds uploads being received, and
 /// `blobs/ab/abcdef…` each stored blob, named by the lowercase hex of its SHA-256 (the first two digits a
-/// folder of their own, so no folder holds millions of names). A received file is synced before it is
-/// renamed into place and the folder synced after, so a blob a row names is whole on disk. What is derived
+/// folder of their own, so no folder holds millions of names). A received file is renamed into place, then
+/// it and its folder are synced before `store` returns, so a blob a row names is whole on disk. What is derived
 /// from a blob (thumbnails) lives in `thumbs/ab/abcdef…/<name>`, and goes with the blob.
 final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     let directory: String
@@ -39,7 +39,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         return "\(derivedDirectory)/\(hex.prefix(2))/\(hex)"
     }
 
-    func receive(_ chunks: ByteChunks, maxSize: Int64) async throws -> ReceivedBlob {
+    func store(_ chunks: ByteChunks, maxSize: Int64, expectedSHA256: [UInt8]?) async throws -> StoredBlob {
         let file = TemporaryFile(path: "\(temporaryDirectory)/\(makeAutoID()).part")
         var sha = SHA256()
         var md5 = Insecure.MD5()
@@ -59,15 +59,18 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                     pending.removeAll(keepingCapacity: true)
                 }
             }
-            // One hop for the rest, the sync and the close (all of an object smaller than a batch), on the
+            let stored = StoredBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size)
+            if let expectedSHA256, expectedSHA256 != stored.sha256 {
+                throw HearthError.invalidArgument(
+                    "the bytes' SHA-256 is \(StoredFile.hex(stored.sha256)), not the \(StoredFile.hex(expectedSHA256)) announced")
+            }
+            // One hop for the rest (all of an object smaller than a batch), the name and the syncs, on the
             // threads kept for syncs.
             try await BlockingIO.sync { [self, rest = pending] in
                 try append(rest, to: file)
-                guard fsync(file.fd) == 0 else { throw HearthError.internal("cannot sync \(file.path): \(Self.errnoText())") }
-                let fd = file.fd
-                file.fd = -1
-                guard close(fd) == 0 else { throw HearthError.internal("cannot close \(file.path): \(Self.errnoText())") }
+                try place(file, stored.sha256)
             }
+            return stored
         } catch {
             try? await BlockingIO.run {
                 if file.fd >= 0 { close(file.fd) }
@@ -75,7 +78,6 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
             }
             throw error
         }
-        return ReceivedBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size, temporaryPath: file.path)
     }
 
     /// Appends `bytes` to the upload's temporary file, created by the first write (so a small object's whole
@@ -90,40 +92,51 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         if !bytes.isEmpty { try Self.writeAll(file.fd, bytes, file.path) }
     }
 
-    func keep(_ received: ReceivedBlob) throws {
-        let target = blobPath(received.sha256)
+    /// Names the written file by its SHA-256 (or drops it when those bytes are stored already), pins the blob,
+    /// then syncs the blob and its folder. Named before it is synced, so one round of syncs makes both bytes
+    /// and name durable: a crash in between leaves a named blob that may be torn, but no row names it, the next
+    /// start's sweep removes it before anything is served, and a put that finds the name syncs it itself.
+    private func place(_ file: TemporaryFile, _ sha256: [UInt8]) throws {
+        let target = blobPath(sha256)
         let folder = (target as NSString).deletingLastPathComponent
         lock.lock()
-        pins[received.sha256, default: 0] += 1
+        pins[sha256, default: 0] += 1
         let stored = access(target, F_OK) == 0
         do {
             if !stored {
                 try makeDirectory(folder)
-                guard rename(received.temporaryPath, target) == 0 else {
+                guard rename(file.path, target) == 0 else {
                     throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
                 }
             }
         } catch {
-            unpinLocked(received.sha256)
+            unpinLocked(sha256)
             lock.unlock()
-            unlink(received.temporaryPath)
             throw error
         }
         lock.unlock()
-        // The same bytes stored already serve every name.
-        if stored { unlink(received.temporaryPath) }
-        // Synced outside the lock (the pin keeps the blob): concurrent uploads' syncs overlap, and share the
-        // filesystem's journal commits, instead of queueing. Bytes found stored are synced too, as the upload
-        // that renamed them may not have synced their folder yet.
+        // Synced outside the lock (the pin keeps the blob), so concurrent puts' syncs overlap. Bytes found
+        // stored are synced too: the put that named them may not have synced them yet.
         do {
+            let fd = file.fd
+            file.fd = -1
+            if stored { unlink(file.path) }
+            defer { close(fd) }
+            if stored {
+                let named = systemOpen(target, O_RDONLY | O_CLOEXEC)
+                guard named >= 0 else { throw HearthError.internal("cannot open \(target): \(Self.errnoText())") }
+                defer { close(named) }
+                guard fsync(named) == 0 else { throw HearthError.internal("cannot sync \(target): \(Self.errnoText())") }
+            } else {
+                guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(target): \(Self.errnoText())") }
+            }
             try Self.syncDirectory(folder)
         } catch {
-            unpin(received.sha256)
+            unpin(sha256)
             throw error
         }
     }
 
-    func discard(_ received: ReceivedBlob) { unlink(received.temporaryPath) }
 
     func pin(_ sha256: [UInt8]) {
         lock.lock()
@@ -276,7 +289,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     static func errnoText() -> String { String(cString: strerror(errno)) }
 }
 
-/// An upload's temporary file, open from its first write until its sync; used by one task at a time, in turn.
+/// An upload's temporary file, open from its first write until it is placed; used by one task at a time, in turn.
 private final class TemporaryFile: @unchecked Sendable {
     let path: String
     var fd: Int32 = -1
