@@ -20,9 +20,11 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     var derivedDirectory: String { directory + "/thumbs" }
 
     /// Pins by SHA-256; `lock` also makes "check the pins, then remove" and "pin, then look for the blob"
-    /// exclusive, so a blob is never removed under a `keep` that found it.
+    /// exclusive, so a blob is never removed under a `store` that found it.
     private var pins: [[UInt8]: Int] = [:]
-    private let lock = NSLock()
+    /// Blobs named by a `store` whose syncs have not yet returned; `lock` is signalled as each leaves.
+    private var syncing: Set<[UInt8]> = []
+    private let lock = NSCondition()
 
     init(directory: String) { self.directory = directory }
 
@@ -93,13 +95,16 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     }
 
     /// Names the written file by its SHA-256 (or drops it when those bytes are stored already), pins the blob,
-    /// then syncs the blob and its folder. Named before it is synced, so one round of syncs makes both bytes
-    /// and name durable: a crash in between leaves a named blob that may be torn, but no row names it, the next
-    /// start's sweep removes it before anything is served, and a put that finds the name syncs it itself.
+    /// then syncs the blob and its folder. Named before it is synced, so one round of syncs makes bytes and
+    /// name durable: a crash in between leaves a named blob that may be torn, which no row names and the next
+    /// start's sweep removes before anything is served. A put that finds the name while another syncs it waits
+    /// for that sync (one that fails takes the name away, so no row names bytes whose sync failed), then
+    /// syncs it too.
     private func place(_ file: TemporaryFile, _ sha256: [UInt8]) throws {
         let target = blobPath(sha256)
         let folder = (target as NSString).deletingLastPathComponent
         lock.lock()
+        while syncing.contains(sha256) { lock.wait() }
         pins[sha256, default: 0] += 1
         let stored = access(target, F_OK) == 0
         do {
@@ -108,6 +113,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                 guard rename(file.path, target) == 0 else {
                     throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
                 }
+                syncing.insert(sha256)
             }
         } catch {
             unpinLocked(sha256)
@@ -115,28 +121,38 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
             throw error
         }
         lock.unlock()
-        // Synced outside the lock (the pin keeps the blob), so concurrent puts' syncs overlap. Bytes found
-        // stored are synced too: the put that named them may not have synced them yet.
+        let fd = file.fd
+        file.fd = -1
+        defer { close(fd) }
+        if stored { unlink(file.path) }
+        // Synced outside the lock (the pin keeps the blob), so concurrent puts' syncs overlap.
+        var failure: (any Error)?
         do {
-            let fd = file.fd
-            file.fd = -1
-            if stored { unlink(file.path) }
-            defer { close(fd) }
-            if stored {
-                let named = systemOpen(target, O_RDONLY | O_CLOEXEC)
-                guard named >= 0 else { throw HearthError.internal("cannot open \(target): \(Self.errnoText())") }
-                defer { close(named) }
-                guard fsync(named) == 0 else { throw HearthError.internal("cannot sync \(target): \(Self.errnoText())") }
-            } else {
-                guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(target): \(Self.errnoText())") }
-            }
+            try Self.syncFile(stored ? nil : fd, target)
             try Self.syncDirectory(folder)
         } catch {
-            unpin(sha256)
-            throw error
+            failure = error
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        if !stored {
+            if failure != nil { unlink(target) }
+            syncing.remove(sha256)
+            lock.broadcast()
+        }
+        if let failure {
+            unpinLocked(sha256)
+            throw failure
         }
     }
 
+    /// Syncs an open file, or the one at `path` when `fd` is nil.
+    private static func syncFile(_ fd: Int32?, _ path: String) throws {
+        let descriptor = fd ?? systemOpen(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw HearthError.internal("cannot open \(path): \(errnoText())") }
+        defer { if fd == nil { close(descriptor) } }
+        guard fsync(descriptor) == 0 else { throw HearthError.internal("cannot sync \(path): \(errnoText())") }
+    }
 
     func pin(_ sha256: [UInt8]) {
         lock.lock()
