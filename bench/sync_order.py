@@ -4,15 +4,21 @@
 - old:  write the temporary file, fsync it, rename it into place, fsync the folder (two journal commits in turn)
 - seq:  write, rename into place, fsync the file, then the folder (Hearth's order)
 - conc: write, rename, fsync the file and the folder at once on two threads
+- range: write, sync_file_range (the data written and waited for, no journal commit), rename, fsync the folder
+         (one commit that holds the file's blocks and its name), then fsync the file (its commit done: a flush)
 
 Each order runs alone for a latency (one thread, medians and p90 of --count puts) and with --threads at once for
 puts/s (--seconds each), alternating, --rounds times. Files of --size bytes, in a temporary folder under --dir
 (the filesystem of the data folder), removed at the end.
 """
-import argparse, os, shutil, statistics, tempfile, threading, time
+import argparse, ctypes, os, shutil, statistics, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 
-ORDERS = ("old", "seq", "conc")
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.sync_file_range.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
+WRITE_AND_WAIT = 1 | 2 | 4  # SYNC_FILE_RANGE_WAIT_BEFORE | _WRITE | _WAIT_AFTER
+
+ORDERS = ("old", "seq", "conc", "range")
 
 
 def fsync_path(path, flags=0):
@@ -38,6 +44,13 @@ def put(order, root, name, data, pool):
         os.rename(tmp, dst)
         fsync_path(dst)
         fsync_path(folder, os.O_DIRECTORY)
+    elif order == "range":
+        if LIBC.sync_file_range(fd, 0, 0, WRITE_AND_WAIT) != 0:
+            raise OSError(ctypes.get_errno(), "sync_file_range")
+        os.rename(tmp, dst)
+        fsync_path(folder, os.O_DIRECTORY)
+        os.fsync(fd)
+        os.close(fd)
     else:
         os.close(fd)
         os.rename(tmp, dst)

@@ -438,14 +438,12 @@ import Testing
         _ = try await db.putFile("kept", Self.bytes("kept bytes"), as: .admin)
 
         // A put stopped after its bytes were written but before the rename: a temporary file, no object.
-        let unfinished = try await storage.blobs.receive(ByteChunks(Self.bytes("never renamed")), maxSize: 100)
+        #expect(FileManager.default.createFile(atPath: folder + "/files/tmp/stopped.part", contents: Data("never renamed".utf8)))
         // A put stopped after the rename but before its row committed: a blob no object names.
-        let unnamed = try await storage.blobs.receive(ByteChunks(Self.bytes("never named")), maxSize: 100)
-        try storage.blobs.keep(unnamed)
+        _ = try await storage.blobs.store(ByteChunks(Self.bytes("never named")), maxSize: 100, expectedSHA256: nil)
         #expect(Self.temporaryFiles(folder).count == 1)
         #expect(Self.blobFiles(folder).count == 2)
         #expect(try await db.listFiles(as: .admin).files.map(\.path.name) == ["kept"])
-        _ = unfinished
         storage.close()
 
         // The next start (as the folder's owner) sweeps both; the committed object is untouched.
@@ -467,8 +465,7 @@ import Testing
         let (storage, _) = try ResumableUploadStoreTests.openAsOwner(folder)
         // A put stopped between its rename and its row's commit leaves a blob no object names; whatever its
         // bytes hold after the crash (here, a torn prefix), they are never trusted.
-        let received = try await storage.blobs.receive(ByteChunks(bytes), maxSize: 10_000)
-        try storage.blobs.keep(received)
+        _ = try await storage.blobs.store(ByteChunks(bytes), maxSize: 10_000, expectedSHA256: nil)
         storage.close()
         let blob = try #require(Self.blobFiles(folder).first)
         try Data(bytes.prefix(100)).write(to: URL(fileURLWithPath: folder + "/files/blobs/" + blob))
@@ -489,12 +486,21 @@ import Testing
         var configuration = StorageConfiguration(dataDirectory: folder)
         configuration.readers = 1
         let owner = try StorageBackend.open(configuration, logger: logger).documents
-        // An upload in flight on the folder's owner...
-        _ = try await owner.blobs.receive(ByteChunks(Self.bytes("in flight")), maxSize: 100)
+        // An upload in flight on the folder's owner, its first batch written and the rest still to come...
+        let (rest, more) = AsyncStream<[UInt8]>.makeStream()
+        more.yield([UInt8](repeating: 7, count: DiskBlobStorage.writeSize))
+        let upload = Task { try await owner.blobs.store(ByteChunks(rest), maxSize: 1 << 22, expectedSHA256: nil) }
+        for _ in 0..<500 where Self.temporaryFiles(folder).isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(Self.temporaryFiles(folder).count == 1)
         // ...survives a tool that opens the folder only to read.
         let reader = try StorageBackend.open(configuration, logger: logger).documents
         reader.close()
         #expect(Self.temporaryFiles(folder).count == 1)
+        more.yield([1, 2, 3])
+        more.finish()
+        #expect(try await upload.value.size == Int64(DiskBlobStorage.writeSize + 3))
+        #expect(Self.temporaryFiles(folder).isEmpty)
+        #expect(Self.blobFiles(folder).count == 1)
         owner.close()
     }
 }

@@ -71,23 +71,16 @@ extension Database {
         let program = try enforcedStorageProgram(for: identity)
         try Self.checkAttributes(contentType: upload.contentType, metadata: upload.metadata)
         let blobs = storage.blobs
-        let received = try await blobs.receive(upload.bytes, maxSize: upload.maxSize)
-        if let expected = upload.sha256, expected != received.sha256 {
-            blobs.discard(received)
-            throw HearthError.invalidArgument(
-                "the bytes' SHA-256 is \(StoredFile.hex(received.sha256)), not the \(StoredFile.hex(expected)) announced")
-        }
-        // The rename and the folder's sync block: on the threads kept for syncs too.
-        try await BlockingIO.sync { try blobs.keep(received) }
+        let stored = try await blobs.store(upload.bytes, maxSize: upload.maxSize, expectedSHA256: upload.sha256)
         let token = Tokens.generate(.download)
         do {
             let (written, previous) = try await storage.write { context -> (StoredFile, StoredFile?) in
                 let commitTime = context.nextCommitTime()
                 let existing = try context.reader.file(at: upload.path)
                 let file = StoredFile(
-                    path: upload.path, generation: commitTime.microseconds, metageneration: 1, size: received.size,
-                    contentType: upload.contentType ?? FileUpload.defaultContentType, sha256: received.sha256,
-                    md5: received.md5, createTime: commitTime, updateTime: commitTime, metadata: upload.metadata,
+                    path: upload.path, generation: commitTime.microseconds, metageneration: 1, size: stored.size,
+                    contentType: upload.contentType ?? FileUpload.defaultContentType, sha256: stored.sha256,
+                    md5: stored.md5, createTime: commitTime, updateTime: commitTime, metadata: upload.metadata,
                     tokenHash: Tokens.hash(token).bytes)
                 if let program {
                     try self.authorizeFile(existing == nil ? .create : .update, name: upload.path.name, resource: existing,
@@ -99,13 +92,13 @@ extension Database {
                 try self.queueFileEvents(before: existing, after: file, commitTime: commitTime, in: context)
                 return (file, existing)
             }
-            blobs.unpin(received.sha256)
+            blobs.unpin(stored.sha256)
             functions.committedEvents()
             if let previous, previous.sha256 != written.sha256 { releaseBlob(previous.sha256) }
             return FileWritten(file: written, created: previous == nil, downloadToken: token)
         } catch {
-            blobs.unpin(received.sha256)
-            releaseBlob(received.sha256)
+            blobs.unpin(stored.sha256)
+            releaseBlob(stored.sha256)
             throw error
         }
     }

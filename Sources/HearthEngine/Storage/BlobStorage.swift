@@ -5,21 +5,18 @@ import HearthCore
 /// a crash harmless: bytes are durable under their name before any metadata row names them, and bytes no
 /// row names are removed (`release`, and `sweep` after a crash).
 ///
-/// Between `keep` and the commit of the row that names a blob (or the decision not to write it), the blob is
+/// Between `store` and the commit of the row that names a blob (or the decision not to write it), the blob is
 /// pinned: `release` and `sweep` never remove a pinned blob, so two uploads of the same bytes, or an upload
 /// and a delete, cannot remove bytes a row is about to name.
 public protocol BlobStorage: AnyObject, Sendable {
-    /// Writes the chunks to a new temporary file, hashing as it goes, then syncs it. Refuses (and removes the
-    /// file) once more than `maxSize` bytes arrive, or when the chunks fail (a client gone mid-upload).
-    func receive(_ chunks: ByteChunks, maxSize: Int64) async throws -> ReceivedBlob
-    /// Makes received bytes durable under their SHA-256 (renamed into place and the folder synced, or dropped
-    /// when those bytes are already stored), and pins them until `unpin`.
-    func keep(_ received: ReceivedBlob) throws
-    /// Removes received bytes that will not be kept.
-    func discard(_ received: ReceivedBlob)
+    /// Writes the chunks to a new temporary file, hashing as it goes, and stores them under their SHA-256 (or
+    /// drops them when those bytes are stored already): durable under that name when it returns, and pinned
+    /// until `unpin`. Refuses, storing nothing, once more than `maxSize` bytes arrive, when the chunks fail (a
+    /// client gone mid-upload), or when their SHA-256 is not `expectedSHA256`.
+    func store(_ chunks: ByteChunks, maxSize: Int64, expectedSHA256: [UInt8]?) async throws -> StoredBlob
     /// Keeps a blob from being removed until as many `unpin`s.
     func pin(_ sha256: [UInt8])
-    /// Ends one `pin` or `keep`.
+    /// Ends one `pin` or `store`.
     func unpin(_ sha256: [UInt8])
     /// Opens a blob for reading; nil when it is not stored.
     func open(_ sha256: [UInt8]) throws -> (any BlobHandle)?
@@ -36,16 +33,14 @@ public protocol BlobStorage: AnyObject, Sendable {
     func keepDerived(from sha256: [UInt8], name: String, bytes: [UInt8]) throws -> Bool
 }
 
-/// Bytes received and synced to a temporary file, with their digests.
-public struct ReceivedBlob: Sendable {
+/// Bytes stored under their SHA-256, with their digests.
+public struct StoredBlob: Sendable {
     /// SHA-256 of the bytes.
     public let sha256: [UInt8]
     /// MD5 of the bytes (Cloud Storage's `md5Hash`).
     public let md5: [UInt8]
     /// How many bytes.
     public let size: Int64
-    /// The temporary file.
-    let temporaryPath: String
 }
 
 /// What a sweep removed.

@@ -10,8 +10,8 @@ import HearthCore
 
 /// Blobs as files under a folder (the data folder's `files/`): `tmp/` holds uploads being received, and
 /// `blobs/ab/abcdef…` each stored blob, named by the lowercase hex of its SHA-256 (the first two digits a
-/// folder of their own, so no folder holds millions of names). A received file is synced before it is
-/// renamed into place and the folder synced after, so a blob a row names is whole on disk. What is derived
+/// folder of their own, so no folder holds millions of names). A received file is renamed into place, then
+/// it and its folder are synced before `store` returns, so a blob a row names is whole on disk. What is derived
 /// from a blob (thumbnails) lives in `thumbs/ab/abcdef…/<name>`, and goes with the blob.
 final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     let directory: String
@@ -20,9 +20,11 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     var derivedDirectory: String { directory + "/thumbs" }
 
     /// Pins by SHA-256; `lock` also makes "check the pins, then remove" and "pin, then look for the blob"
-    /// exclusive, so a blob is never removed under a `keep` that found it.
+    /// exclusive, so a blob is never removed under a `store` that found it.
     private var pins: [[UInt8]: Int] = [:]
-    private let lock = NSLock()
+    /// Blobs named by a `store` whose syncs have not yet returned; `lock` is signalled as each leaves.
+    private var syncing: Set<[UInt8]> = []
+    private let lock = NSCondition()
 
     init(directory: String) { self.directory = directory }
 
@@ -39,7 +41,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         return "\(derivedDirectory)/\(hex.prefix(2))/\(hex)"
     }
 
-    func receive(_ chunks: ByteChunks, maxSize: Int64) async throws -> ReceivedBlob {
+    func store(_ chunks: ByteChunks, maxSize: Int64, expectedSHA256: [UInt8]?) async throws -> StoredBlob {
         let file = TemporaryFile(path: "\(temporaryDirectory)/\(makeAutoID()).part")
         var sha = SHA256()
         var md5 = Insecure.MD5()
@@ -59,15 +61,18 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                     pending.removeAll(keepingCapacity: true)
                 }
             }
-            // One hop for the rest, the sync and the close (all of an object smaller than a batch), on the
+            let stored = StoredBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size)
+            if let expectedSHA256, expectedSHA256 != stored.sha256 {
+                throw HearthError.invalidArgument(
+                    "the bytes' SHA-256 is \(StoredFile.hex(stored.sha256)), not the \(StoredFile.hex(expectedSHA256)) announced")
+            }
+            // One hop for the rest (all of an object smaller than a batch), the name and the syncs, on the
             // threads kept for syncs.
             try await BlockingIO.sync { [self, rest = pending] in
                 try append(rest, to: file)
-                guard fsync(file.fd) == 0 else { throw HearthError.internal("cannot sync \(file.path): \(Self.errnoText())") }
-                let fd = file.fd
-                file.fd = -1
-                guard close(fd) == 0 else { throw HearthError.internal("cannot close \(file.path): \(Self.errnoText())") }
+                try place(file, stored.sha256)
             }
+            return stored
         } catch {
             try? await BlockingIO.run {
                 if file.fd >= 0 { close(file.fd) }
@@ -75,7 +80,6 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
             }
             throw error
         }
-        return ReceivedBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size, temporaryPath: file.path)
     }
 
     /// Appends `bytes` to the upload's temporary file, created by the first write (so a small object's whole
@@ -90,40 +94,65 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         if !bytes.isEmpty { try Self.writeAll(file.fd, bytes, file.path) }
     }
 
-    func keep(_ received: ReceivedBlob) throws {
-        let target = blobPath(received.sha256)
+    /// Names the written file by its SHA-256 (or drops it when those bytes are stored already), pins the blob,
+    /// then syncs the blob and its folder. Named before it is synced, so one round of syncs makes bytes and
+    /// name durable: a crash in between leaves a named blob that may be torn, which no row names and the next
+    /// start's sweep removes before anything is served. A put that finds the name while another syncs it waits
+    /// for that sync (one that fails takes the name away, so no row names bytes whose sync failed), then
+    /// syncs it too.
+    private func place(_ file: TemporaryFile, _ sha256: [UInt8]) throws {
+        let target = blobPath(sha256)
         let folder = (target as NSString).deletingLastPathComponent
         lock.lock()
-        pins[received.sha256, default: 0] += 1
+        while syncing.contains(sha256) { lock.wait() }
+        pins[sha256, default: 0] += 1
         let stored = access(target, F_OK) == 0
         do {
             if !stored {
                 try makeDirectory(folder)
-                guard rename(received.temporaryPath, target) == 0 else {
+                guard rename(file.path, target) == 0 else {
                     throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
                 }
+                syncing.insert(sha256)
             }
         } catch {
-            unpinLocked(received.sha256)
+            unpinLocked(sha256)
             lock.unlock()
-            unlink(received.temporaryPath)
             throw error
         }
         lock.unlock()
-        // The same bytes stored already serve every name.
-        if stored { unlink(received.temporaryPath) }
-        // Synced outside the lock (the pin keeps the blob): concurrent uploads' syncs overlap, and share the
-        // filesystem's journal commits, instead of queueing. Bytes found stored are synced too, as the upload
-        // that renamed them may not have synced their folder yet.
+        let fd = file.fd
+        file.fd = -1
+        defer { close(fd) }
+        if stored { unlink(file.path) }
+        // Synced outside the lock (the pin keeps the blob), so concurrent puts' syncs overlap.
+        var failure: (any Error)?
         do {
+            try Self.syncFile(stored ? nil : fd, target)
             try Self.syncDirectory(folder)
         } catch {
-            unpin(received.sha256)
-            throw error
+            failure = error
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        if !stored {
+            if failure != nil { unlink(target) }
+            syncing.remove(sha256)
+            lock.broadcast()
+        }
+        if let failure {
+            unpinLocked(sha256)
+            throw failure
         }
     }
 
-    func discard(_ received: ReceivedBlob) { unlink(received.temporaryPath) }
+    /// Syncs an open file, or the one at `path` when `fd` is nil.
+    private static func syncFile(_ fd: Int32?, _ path: String) throws {
+        let descriptor = fd ?? systemOpen(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw HearthError.internal("cannot open \(path): \(errnoText())") }
+        defer { if fd == nil { close(descriptor) } }
+        guard fsync(descriptor) == 0 else { throw HearthError.internal("cannot sync \(path): \(errnoText())") }
+    }
 
     func pin(_ sha256: [UInt8]) {
         lock.lock()
@@ -276,7 +305,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     static func errnoText() -> String { String(cString: strerror(errno)) }
 }
 
-/// An upload's temporary file, open from its first write until its sync; used by one task at a time, in turn.
+/// An upload's temporary file, open from its first write until it is placed; used by one task at a time, in turn.
 private final class TemporaryFile: @unchecked Sendable {
     let path: String
     var fd: Int32 = -1
