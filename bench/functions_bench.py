@@ -187,6 +187,18 @@ def paced_creates(port, rate, duration, threads=4):
     return sum(created)
 
 
+def creates_beside_events(port, args):
+    """wrk creating `plain/` documents at full speed on 16 connections while `events/` documents are created at
+    --rate per second, for --duration seconds; answers wrk's result and how many events were created."""
+    env = dict(BENCH_MODE="create", BENCH_PATH="/v1/docs/plain", BENCH_AUTH=f"Bearer {ADMIN_KEY}")
+    results = {}
+    background = threading.Thread(target=lambda: results.update(wrk=wrk(f"http://127.0.0.1:{port}", env, args.duration, 16)))
+    background.start()
+    created = paced_creates(port, args.rate, args.duration)
+    background.join()
+    return results["wrk"], created
+
+
 def rfc3339_seconds(text):
     # 2026-11-27T01:02:03.456789Z
     from datetime import datetime, timezone
@@ -201,13 +213,7 @@ def latency(binary, tmp, args, label=""):
     try:
         hproc, port = start_hearth(binary, tmp, "latency", functions_file(rport, "events/{id}"))
         procs.append(hproc)
-        base = f"http://127.0.0.1:{port}"
-        env = dict(BENCH_MODE="create", BENCH_PATH="/v1/docs/plain", BENCH_AUTH=f"Bearer {ADMIN_KEY}")
-        results = {}
-        background = threading.Thread(target=lambda: results.update(wrk=wrk(base, env, args.duration, 16)))
-        background.start()
-        created = paced_creates(port, args.rate, args.duration)
-        background.join()
+        r, created = creates_beside_events(port, args)
         deadline = time.time() + 30
         while time.time() < deadline:
             with open(out) as f:
@@ -219,9 +225,9 @@ def latency(binary, tmp, args, label=""):
         p = lambda q: lags[min(len(lags) - 1, int(q * len(lags)))]
         print(f"latency{label}: {created} events created at {args.rate}/s for {args.duration} s, {len(lags)} delivered; "
               f"commit to webhook p50 {p(0.5):.2f} ms, p99 {p(0.99):.2f} ms, max {lags[-1]:.2f} ms; "
-              f"meanwhile wrk created {results['wrk']['rps']:.0f} plain documents/s", flush=True)
+              f"meanwhile wrk created {r['rps']:.0f} plain documents/s", flush=True)
         return {"p50": p(0.5), "p99": p(0.99), "max": lags[-1], "delivered": len(lags), "created": created,
-                "wrk": results["wrk"]["rps"]}
+                "wrk": r["rps"]}
     finally:
         stop(procs)
         rproc.kill()
@@ -316,7 +322,6 @@ def beside_events(binary, tmp, args):
     """wrk's creates/s on `plain/` while `events/` documents are created at --rate/s, with their trigger declared
     (delivered to nginx) and with none; answers the medians and their ratio."""
     rproc, rport = start_sink(tmp)
-    env = dict(BENCH_MODE="create", BENCH_PATH="/v1/docs/plain", BENCH_AUTH=f"Bearer {ADMIN_KEY}")
     procs, servers, rates = [], [], {"none": [], "one trigger": []}
     try:
         for kind, functions in [("none", None), ("one trigger", functions_file(rport, "events/{id}"))]:
@@ -328,19 +333,14 @@ def beside_events(binary, tmp, args):
                 if triggered:
                     pending_empty(port)
                 delivered_before = delivered_total(port) if triggered else 0.0
-                results = {}
-                background = threading.Thread(target=lambda: results.update(
-                    wrk=wrk(f"http://127.0.0.1:{port}", env, args.duration, 16)))
-                background.start()
-                created = paced_creates(port, args.rate, args.duration)
-                background.join()
+                r, created = creates_beside_events(port, args)
                 window = ""
                 if triggered:
                     in_window = delivered_total(port) - delivered_before
                     window = f"; {in_window:.0f} of {created} events delivered in the window"
-                rates[kind].append(results["wrk"]["rps"])
-                print(f"creates beside {created} events with {kind:11}: {results['wrk']['rps']:8.0f}/s  "
-                      f"p99 {results['wrk']['p99_ms']:.2f} ms{window}", flush=True)
+                rates[kind].append(r["rps"])
+                print(f"creates beside {created} events with {kind:11}: {r['rps']:8.0f}/s  "
+                      f"p99 {r['p99_ms']:.2f} ms{window}", flush=True)
                 time.sleep(1)
         none, one = statistics.median(rates["none"]), statistics.median(rates["one trigger"])
         print(f"beside events: wrk creates/s median {none:.0f} without a trigger, {one:.0f} with one "

@@ -117,7 +117,7 @@ final class ListenStream {
         guard case .snapshot(let snapshot) = event, let encodings = snapshot.encodings, database != nil else {
             return try Self.encoded(responses(for: event))
         }
-        let key = SharedEncodings.Key(face: "grpc", database: databaseName, target: snapshot.targetID)
+        let key = SharedEncodings.Key(database: databaseName, target: snapshot.targetID)
         return try encodings.encoded(key) { try Self.encoded(responses(for: event)) }
     }
 

@@ -75,8 +75,8 @@ public struct ListenSnapshot: Sendable {
 }
 
 /// A snapshot's encodings, shared by every listener of its view: each made once, on the first listener's loop
-/// that asks, keyed by what it depends on besides the snapshot (the face, the database and the target id as the
-/// client named them). The bytes are a `ByteBuffer`, so every listener is handed the same storage, not a copy.
+/// that asks, keyed by what it depends on besides the snapshot (the database and the target id as the client
+/// named them; only the gRPC face encodes this way, the WebSocket's frame is the snapshot's own). The bytes are a `ByteBuffer`, so every listener is handed the same storage, not a copy.
 public final class SharedEncodings: Sendable {
     /// An encoding: its bytes, and how many messages they hold.
     public struct Encoded: Sendable {
@@ -86,16 +86,13 @@ public final class SharedEncodings: Sendable {
         public init(messages: Int, bytes: ByteBuffer) { (self.messages, self.bytes) = (messages, bytes) }
     }
 
-    /// What an encoding depends on besides the snapshot: strings a listener holds already (or short literals),
-    /// so a lookup allocates nothing.
+    /// What an encoding depends on besides the snapshot: strings a listener holds already, so a lookup
+    /// allocates nothing.
     public struct Key: Hashable, Sendable {
-        public let face: String
         public let database: String
         public let target: String
 
-        public init(face: String, database: String, target: String) {
-            (self.face, self.database, self.target) = (face, database, target)
-        }
+        public init(database: String, target: String) { (self.database, self.target) = (database, target) }
     }
 
     private let byKey = Mutex<[Key: Encoded]>([:])

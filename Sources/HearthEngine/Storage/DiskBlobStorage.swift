@@ -128,8 +128,8 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         // Synced outside the lock (the pin keeps the blob), so concurrent puts' syncs overlap.
         var failure: (any Error)?
         do {
-            try Self.syncFile(stored ? nil : fd, target)
-            try Self.syncDirectory(folder)
+            if stored { try Self.sync(path: target) } else { try Self.sync(fd, target) }
+            try Self.sync(path: folder)
         } catch {
             failure = error
         }
@@ -144,14 +144,6 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
             unpinLocked(sha256)
             throw failure
         }
-    }
-
-    /// Syncs an open file, or the one at `path` when `fd` is nil.
-    private static func syncFile(_ fd: Int32?, _ path: String) throws {
-        let descriptor = fd ?? systemOpen(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw HearthError.internal("cannot open \(path): \(errnoText())") }
-        defer { if fd == nil { close(descriptor) } }
-        guard fsync(descriptor) == 0 else { throw HearthError.internal("cannot sync \(path): \(errnoText())") }
     }
 
     func pin(_ sha256: [UInt8]) {
@@ -208,7 +200,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         do {
             defer { close(fd) }
             try Self.writeAll(fd, bytes, temporary)
-            guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(temporary): \(Self.errnoText())") }
+            try Self.sync(fd, temporary)
         } catch {
             unlink(temporary)
             throw error
@@ -227,7 +219,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
             guard rename(temporary, "\(folder)/\(name)") == 0 else {
                 throw HearthError.internal("cannot move a thumbnail into \(folder): \(Self.errnoText())")
             }
-            try Self.syncDirectory(folder)
+            try Self.sync(path: folder)
             return true
         } catch {
             unlink(temporary)
@@ -278,14 +270,20 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         if access(path, F_OK) == 0 { return }
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         // The new folder's name must be durable too before a blob in it is named.
-        try Self.syncDirectory((path as NSString).deletingLastPathComponent)
+        try Self.sync(path: (path as NSString).deletingLastPathComponent)
     }
 
-    static func syncDirectory(_ path: String) throws {
-        let fd = systemOpen(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    /// Syncs the open file `fd` (at `path`, named in the error).
+    static func sync(_ fd: Int32, _ path: String) throws {
+        guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(path): \(errnoText())") }
+    }
+
+    /// Syncs the file or folder at `path`.
+    static func sync(path: String) throws {
+        let fd = systemOpen(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw HearthError.internal("cannot open \(path): \(errnoText())") }
         defer { close(fd) }
-        guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(path): \(errnoText())") }
+        try sync(fd, path)
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], _ path: String) throws {

@@ -90,7 +90,7 @@ final class DiskUploadStorage: UploadStorage, @unchecked Sendable {
                     "the request's bytes have \(checksum.algorithm.rawValue) \(Base64.encode(digest)), not the \(Base64.encode(checksum.digest)) of Upload-Checksum; none of them was kept")
             }
             try await BlockingIO.run {
-                guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(path): \(DiskBlobStorage.errnoText())") }
+                try DiskBlobStorage.sync(fd, path)
             }
         } catch {
             try? await BlockingIO.run {
@@ -167,7 +167,7 @@ final class DiskUploadStorage: UploadStorage, @unchecked Sendable {
     private func makeDirectory() throws {
         if access(directory, F_OK) == 0 { return }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try DiskBlobStorage.syncDirectory((directory as NSString).deletingLastPathComponent)
+        try DiskBlobStorage.sync(path: (directory as NSString).deletingLastPathComponent)
     }
 
     private func readRecord(_ id: String) throws -> ResumableUpload? {
@@ -192,7 +192,7 @@ final class DiskUploadStorage: UploadStorage, @unchecked Sendable {
         guard fd >= 0 else { throw HearthError.internal("cannot create \(temporary): \(DiskBlobStorage.errnoText())") }
         do {
             try DiskBlobStorage.writeAll(fd, bytes, temporary)
-            guard fsync(fd) == 0 else { throw HearthError.internal("cannot sync \(temporary): \(DiskBlobStorage.errnoText())") }
+            try DiskBlobStorage.sync(fd, temporary)
             close(fd)
         } catch {
             close(fd)
@@ -202,14 +202,14 @@ final class DiskUploadStorage: UploadStorage, @unchecked Sendable {
         guard rename(temporary, path) == 0 else {
             throw HearthError.internal("cannot rename \(temporary): \(DiskBlobStorage.errnoText())")
         }
-        try DiskBlobStorage.syncDirectory(directory)
+        try DiskBlobStorage.sync(path: directory)
     }
 
     private func removeFiles(_ id: String) throws {
         // The record first: bytes without a record are what a sweep removes.
         unlink(recordPath(id))
         unlink(bytesPath(id))
-        try DiskBlobStorage.syncDirectory(directory)
+        try DiskBlobStorage.sync(path: directory)
     }
 
     private static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, _ path: String) async throws {
