@@ -64,9 +64,8 @@ public enum Outcome: Sendable {
     case file(FileOutcome)
     /// Function events read.
     case functionEvents([FunctionEventRecord])
-    /// What became of acknowledgements (`FunctionsOperation.delivered`), in their order: nil when committed
-    /// (or the event was no longer pending), else why the answer's writes were not.
-    case acknowledged([(any Error)?])
+    /// What became of acknowledgements (`FunctionsOperation.delivered`), in their order.
+    case acknowledged([AcknowledgementOutcome])
     /// What a run of timers or schedules did.
     case functionClock(FunctionClockOutcome)
 }

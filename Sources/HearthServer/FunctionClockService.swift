@@ -25,6 +25,12 @@ struct FunctionClockService: Service {
     var pollInterval: Duration = .seconds(1)
 
     func run() async {
+        // A shutdown wakes the loop, which would otherwise notice it only after its wait.
+        await withGracefulShutdownHandler { await tend() } onGracefulShutdown: { wakeup.signal() }
+    }
+
+    /// Fires the timers and schedules due, and waits for the next, until the server shuts down.
+    func tend() async {
         var scheduleNext: Timestamp?
         var scheduleSpecs: [String]?
         while !Task.isShuttingDownGracefully && !Task.isCancelled {

@@ -33,6 +33,17 @@ struct FunctionDeliveryService: Service {
                                    keepIdle: max(1, settings.concurrencyPerEndpoint), trustRoots: settings.trustRoots)
         let flights = InFlight(attempts: settings.concurrencyPerEndpoint, held: settings.pageSize)
         let acknowledgements = PendingAcknowledgements(database: database)
+        // A shutdown wakes the loop, which would otherwise notice it only at its next poll.
+        await withGracefulShutdownHandler { await serve(client, flights, acknowledgements) } onGracefulShutdown: { wakeup.signal() }
+        // Attempts still unanswered end with their connections, their events pending (sent again after a
+        // restart); answers already in are recorded before the service returns.
+        flights.stop()
+        client.shutdown()
+        while flights.count > 0 { await wakeup.wait() }
+    }
+
+    /// Reads the events due and sends them, whenever woken, until the server shuts down.
+    func serve(_ client: WebhookClient, _ flights: InFlight, _ acknowledgements: PendingAcknowledgements) async {
         await withDiscardingTaskGroup { group in
             group.addTask { await wakeup.tick(every: settings.pollInterval) }
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
@@ -40,6 +51,7 @@ struct FunctionDeliveryService: Service {
                     do {
                         guard case .functionEvents(let due) = try await readDue(
                             .functions(.due(skipping: room.skipping, excluding: room.full, limit: room.free))) else { break }
+                        flights.read(due.count, of: room.free)
                         for event in due where flights.admit(event) {
                             deliver(event, client, flights, acknowledgements)
                         }
@@ -51,11 +63,6 @@ struct FunctionDeliveryService: Service {
             }
             group.cancelAll()
         }
-        // Attempts still unanswered end with their connections, their events pending (sent again after a
-        // restart); answers already in are recorded before the service returns.
-        flights.stop()
-        client.shutdown()
-        while flights.count > 0 { await wakeup.wait() }
     }
 
     /// SQLite instructions the read of the events due may take on the service's own thread: a page of the
@@ -100,30 +107,31 @@ struct FunctionDeliveryService: Service {
             case .readAgain: wakeup.signal()
             case .done: break
             }
-            let done: @Sendable () -> Void = {
-                if flights.end(event) { wakeup.signal() }
+            // Once its outcome is committed, the event's later events, if any, may go.
+            let done: @Sendable (_ laterPending: Bool) -> Void = { laterPending in
+                if flights.end(event, laterPending: laterPending) { wakeup.signal() }
             }
             switch answer {
             case .cancelled:
-                done()
+                done(true)
             case .failed(let failure, let permanent):
-                record(event, attempts: attempts, failure: failure, permanent: permanent, then: done)
+                record(event, attempts: attempts, failure: failure, permanent: permanent) { done(true) }
             case .acknowledged(let writes):
-                acknowledgements.commit(FunctionAcknowledgement(id: event.id, writes: writes)) { error in
-                    if let error {
+                acknowledgements.commit(FunctionAcknowledgement(id: event.id, writes: writes)) { outcome in
+                    if let error = outcome.error {
                         if let error = error as? HearthError, error.code != .internal && error.code != .unavailable {
                             record(event, attempts: attempts, failure: "the answer's writes were not committed: \(error.message)",
-                                   permanent: true, then: done)
+                                   permanent: true) { done(true) }
                             return
                         }
                         logger.error("could not record a function event's delivery", metadata: ["id": "\(event.id)", "error": "\(error)"])
-                        return done()
+                        return done(true)
                     }
                     metrics.functionDelivered.increment()
                     metrics.functionDeliveryLatency.record(.microseconds(max(0, Timestamp.now().microseconds - event.createdAt.microseconds)))
                     logger.debug("function event delivered", metadata: ["id": "\(event.id)", "endpoint": "\(event.endpoint)",
                                                                          "attempts": "\(attempts)", "writes": "\(writes.count)"])
-                    done()
+                    done(outcome.laterPending)
                 }
             }
         }
@@ -244,6 +252,10 @@ final class InFlight: @unchecked Sendable {
     private var waitingCount = 0
     /// The endpoints whose events the last read of the queue left there, as they held their share.
     private var heldBack = Set<String>()
+    /// Whether the queue may hold events due that no read will hand out unless one is woken for: the last
+    /// read filled its room or failed, a wake-up found no room to read, or an event ended with later events of
+    /// its ordering key pending (the reads skipped them while it was in flight).
+    private var leftInQueue = false
     /// Events an endpoint may hold (attempting or waiting), so that a slow endpoint leaves room for the others.
     private var share: Int
     /// The endpoints of the functions file, as of the last look at the room.
@@ -271,12 +283,18 @@ final class InFlight: @unchecked Sendable {
         defer { lock.unlock() }
         self.endpoints = max(1, endpoints)
         let free = held - events.count
+        leftInQueue = true
         guard !stopping, free > 0, worthReading else { return nil }
         share = max(attempts, held / self.endpoints)
         var full = Set<String>()
         for (endpoint, busy) in attempting where busy + (waiting[endpoint]?.count ?? 0) >= share { full.insert(endpoint) }
         heldBack = full
         return (events, full, free)
+    }
+
+    /// A read of the queue with room for `limit` events handed out `count`: fewer means it left none due there.
+    func read(_ count: Int, of limit: Int) {
+        lock.withLock { leftInQueue = count >= limit }
     }
 
     /// Takes an event read from the queue: true to attempt it now; false when it waits for its endpoint, or
@@ -326,13 +344,16 @@ final class InFlight: @unchecked Sendable {
         return heldBack.contains(event.endpoint) ? .readAgain : .done
     }
 
-    /// The event's outcome is committed: the next read of the queue may see it, or the one after it. Answers
-    /// whether a read is worth waking for.
-    func end(_ event: FunctionEventRecord) -> Bool {
+    /// The event's outcome is committed: the next read of the queue may see it, or the one after it (and,
+    /// when `laterPending`, the events of its ordering key that waited for it). Answers whether a read is worth
+    /// waking for: not when every event due went out with the reads before (the commits that queue new ones
+    /// wake the service themselves).
+    func end(_ event: FunctionEventRecord, laterPending: Bool) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         events.remove(event.sequence)
-        return worthReading || stopping
+        if laterPending { leftInQueue = true }
+        return stopping || (leftInQueue && worthReading)
     }
 
     /// Whether to read the queue: an endpoint has nothing waiting (its new events would wait for the read),
@@ -356,7 +377,7 @@ final class InFlight: @unchecked Sendable {
 /// wait for it and then go together, as one `.functions(.delivered)`: one commit per round of the writer
 /// rather than one per event.
 final class PendingAcknowledgements: @unchecked Sendable {
-    typealias Done = @Sendable ((any Error)?) -> Void
+    typealias Done = @Sendable (AcknowledgementOutcome) -> Void
     private let database: Database
     private let lock = NSLock()
     private var waiting: [(FunctionAcknowledgement, Done)] = []
@@ -364,7 +385,7 @@ final class PendingAcknowledgements: @unchecked Sendable {
 
     init(database: Database) { self.database = database }
 
-    /// Commits the acknowledgement; hands `done` nil once it is committed, or why its writes were not.
+    /// Commits the acknowledgement; hands `done` what became of it once it is committed, or why its writes were not.
     func commit(_ acknowledgement: FunctionAcknowledgement, done: @escaping Done) {
         lock.lock()
         waiting.append((acknowledgement, done))
@@ -389,16 +410,17 @@ final class PendingAcknowledgements: @unchecked Sendable {
         let batch = take()
         if batch.isEmpty { return }
         database.perform(.functions(.delivered(batch.map { $0.0 })), as: .admin) { [self] result in
-            var errors: [(any Error)?]
+            var outcomes: [AcknowledgementOutcome]
             switch result {
-            case .success(.acknowledged(let outcomes)) where outcomes.count == batch.count:
-                errors = outcomes
+            case .success(.acknowledged(let answered)) where answered.count == batch.count:
+                outcomes = answered
             case .success:
-                errors = Array(repeating: HearthError.internal("the acknowledgements answered something else"), count: batch.count)
+                outcomes = Array(repeating: AcknowledgementOutcome(error: HearthError.internal("the acknowledgements answered something else")),
+                                 count: batch.count)
             case .failure(let error):
-                errors = Array(repeating: error, count: batch.count)
+                outcomes = Array(repeating: AcknowledgementOutcome(error: error), count: batch.count)
             }
-            for (k, (_, done)) in batch.enumerated() { done(errors[k]) }
+            for (k, (_, done)) in batch.enumerated() { done(outcomes[k]) }
             drain()
         }
     }

@@ -72,7 +72,8 @@ extension WriteContext {
         INSERT INTO function_events(id, endpoint, ordering_key, body, created_at, queued_at, attempts, next_attempt_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
         """)
-    static let removeEventSQL = CachedSQL("DELETE FROM function_events WHERE id = ? AND dead_at IS NULL")
+    static let removeEventSQL = CachedSQL("DELETE FROM function_events WHERE id = ? AND dead_at IS NULL RETURNING ordering_key")
+    static let keyPendingSQL = CachedSQL("SELECT 1 FROM function_events WHERE ordering_key = ? AND dead_at IS NULL LIMIT 1")
 
     /// Queues events, in order, in this transaction.
     public func addFunctionEvents(_ events: [FunctionEventRecord]) throws {
@@ -98,14 +99,18 @@ extension WriteContext {
         }
     }
 
-    /// Removes a pending event (delivered); returns whether it was there and pending.
+    /// Removes a pending event (delivered); answers whether it was there and pending, and whether later events
+    /// of its ordering key are pending (they waited for it, and may go now).
     @discardableResult
-    public func removePendingFunctionEvent(id: String) throws -> Bool {
-        let s = try connection.prepare(Self.removeEventSQL)
-        defer { s.reset() }
-        s.bind(1, id)
-        try s.run()
-        return connection.changes > 0
+    public func removePendingFunctionEvent(id: String) throws -> (removed: Bool, laterPending: Bool) {
+        let remove = try connection.prepare(Self.removeEventSQL)
+        defer { remove.reset() }
+        remove.bind(1, id)
+        guard try remove.step() else { return (false, false) }
+        let later = try connection.prepare(Self.keyPendingSQL)
+        defer { later.reset() }
+        later.bind(1, remove.text(0))
+        return (true, try later.step())
     }
 
     /// Records an attempt's outcome on a pending event: when to try next, the error, and when it died (nil:

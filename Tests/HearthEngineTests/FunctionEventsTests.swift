@@ -76,8 +76,8 @@ import Testing
         #expect(try await Self.pending(db).isEmpty)
     }
 
-    /// Acknowledges events in one `.delivered`; answers each one's error (nil: committed).
-    static func acknowledge(_ db: Database, _ acknowledgements: [FunctionAcknowledgement]) async throws -> [(any Error)?] {
+    /// Acknowledges events in one `.delivered`; answers each one's outcome.
+    static func acknowledge(_ db: Database, _ acknowledgements: [FunctionAcknowledgement]) async throws -> [AcknowledgementOutcome] {
         guard case .acknowledged(let outcomes) = try await db.perform(.functions(.delivered(acknowledgements)), as: .admin) else {
             throw ExpectationFailure("not the acknowledgements' outcomes")
         }
@@ -93,11 +93,11 @@ import Testing
         let writes = try [Self.write(#"{"update": "counters/posts", "data": {"n": {"$increment": 1}}}"#)]
         // Invalid writes (the counter does not exist): nothing committed, the event still pending.
         let refused = try await Self.acknowledge(db, [FunctionAcknowledgement(id: event.id, writes: writes)])
-        #expect(refused.count == 1 && refused[0] is HearthError)
+        #expect(refused.count == 1 && refused[0].error is HearthError)
         #expect(try await Self.pending(db).map(\.id) == [event.id])
         _ = try await db.commit(CommitRequest(writes: [Self.write(#"{"set": "counters/posts", "data": {"n": 0}}"#)]), as: .admin)
-        #expect(try await Self.acknowledge(db, [FunctionAcknowledgement(id: event.id, writes: writes)]).map { $0 == nil } == [true])
-        #expect(try await Self.acknowledge(db, [FunctionAcknowledgement(id: event.id, writes: writes)]).map { $0 == nil } == [true])
+        #expect(try await Self.acknowledge(db, [FunctionAcknowledgement(id: event.id, writes: writes)]).map { $0.error == nil } == [true])
+        #expect(try await Self.acknowledge(db, [FunctionAcknowledgement(id: event.id, writes: writes)]).map { $0.error == nil } == [true])
         #expect(try await Self.pending(db).isEmpty)
         #expect(try await Self.counter(db) == .int(1))
     }
@@ -129,16 +129,44 @@ import Testing
             FunctionAcknowledgement(id: "evt_unknown", writes: increment),
             FunctionAcknowledgement(id: events[4].id, writes: increment),
         ])
-        #expect(outcomes.map { $0 == nil } == [true, true, false, true, true, true])
-        #expect((outcomes[2] as? HearthError)?.message.contains("no document to update at missing/x") == true)
+        #expect(outcomes.map { $0.error == nil } == [true, true, false, true, true, true])
+        #expect(outcomes.allSatisfy { !$0.laterPending })
+        #expect((outcomes[2].error as? HearthError)?.message.contains("no document to update at missing/x") == true)
         #expect(try await Self.pending(db).map(\.id) == [events[2].id, events[5].id])
         #expect(try await Self.counter(db) == .int(2))
         // The same acknowledgements again: every event is gone already, so nothing more is written.
         let again = try await Self.acknowledge(db, [FunctionAcknowledgement(id: events[1].id, writes: increment),
                                                     FunctionAcknowledgement(id: events[0].id)])
-        #expect(again.map { $0 == nil } == [true, true])
+        #expect(again.map { $0.error == nil } == [true, true])
         #expect(try await Self.counter(db) == .int(2))
         #expect(try await Self.acknowledge(db, []).isEmpty)
+    }
+
+    /// An acknowledgement says whether later events of its document are pending: the queue handed them out
+    /// to no read while it was, so the delivery must look again.
+    @Test func anAcknowledgementSaysWhetherItsDocumentsLaterEventsWait() async throws {
+        let test = try await Self.open()
+        defer { test.close() }
+        let db = test.database
+        _ = try await db.commit(CommitRequest(writes: [Self.write(#"{"set": "counters/posts", "data": {"n": 0}}"#)]), as: .admin)
+        for i in 0..<3 { _ = try await db.commit(CommitRequest(writes: [Self.write(#"{"set": "posts/a", "data": {"v": \#(i)}}"#)]), as: .admin) }
+        _ = try await db.commit(CommitRequest(writes: [Self.write(#"{"set": "posts/b", "data": {}}"#)]), as: .admin)
+        let events = try await Self.pending(db)
+        #expect(events.count == 4)
+        let increment = try [Self.write(#"{"update": "counters/posts", "data": {"n": {"$increment": 1}}}"#)]
+        let first = try await Self.acknowledge(db, [FunctionAcknowledgement(id: events[0].id),
+                                                    FunctionAcknowledgement(id: events[3].id)])
+        #expect(first.map(\.laterPending) == [true, false])
+        let second = try await Self.acknowledge(db, [FunctionAcknowledgement(id: events[1].id, writes: increment)])
+        #expect(second.map(\.laterPending) == [true] && second[0].error == nil)
+        // A dead event holds up nothing: the document's last event, acknowledged, leaves none pending behind it.
+        _ = try await db.commit(CommitRequest(writes: [Self.write(#"{"set": "posts/a", "data": {"v": 3}}"#)]), as: .admin)
+        let dead = try #require(try await Self.pending(db).last)
+        _ = try await db.perform(.functions(.failed(id: dead.id, attempts: 1, nextAttemptAt: .now(), error: "HTTP 500", dead: true)),
+                                 as: .admin)
+        #expect(try await Self.acknowledge(db, [FunctionAcknowledgement(id: events[2].id)]).map(\.laterPending) == [false])
+        // One no longer pending says nothing waits.
+        #expect(try await Self.acknowledge(db, [FunctionAcknowledgement(id: events[0].id)]).map(\.laterPending) == [false])
     }
 
     @Test func deadEventsAreKeptAndRetriedOnRequest() async throws {

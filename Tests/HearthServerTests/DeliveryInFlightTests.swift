@@ -36,7 +36,7 @@ import Testing
         #expect(Self.after(flights.answered(Self.event(4))) == "done", "the read left nothing of the endpoint's in the queue")
         #expect(Self.after(flights.answered(Self.event(5))) == "done")
         #expect(flights.count == 5, "answered, but in flight until the outcome is committed")
-        for k: Int64 in 1...5 { _ = flights.end(Self.event(k)) }
+        for k: Int64 in 1...5 { _ = flights.end(Self.event(k), laterPending: false) }
         #expect(flights.count == 0)
     }
 
@@ -48,10 +48,10 @@ import Testing
         #expect(flights.room(endpoints: 1) == nil, "full")
         #expect(!flights.admit(Self.event(5)), "no more than held")
         _ = flights.answered(Self.event(1))
-        #expect(flights.end(Self.event(1)) == false, "three waiting or attempting, one free: no read yet")
+        #expect(flights.end(Self.event(1), laterPending: false) == false, "three waiting or attempting, one free: no read yet")
         #expect(flights.room(endpoints: 1) == nil)
         _ = flights.answered(Self.event(2))
-        #expect(flights.end(Self.event(2)) == true, "half the room free")
+        #expect(flights.end(Self.event(2), laterPending: false) == true, "half the room free")
         #expect(try #require(flights.room(endpoints: 1)).skipping == [3, 4])
     }
 
@@ -75,6 +75,43 @@ import Testing
         #expect(Self.after(flights.answered(Self.event(7, "fast"))) == "done")
     }
 
+    /// An ended event wakes a read of the queue only when the queue may hold events due that no read handed
+    /// out: the last read filled its room (or failed), a wake-up found no room, or the event's ordering key has
+    /// later events pending. Else the commits that queue new events wake the service themselves.
+    @Test func anEndedEventWakesAReadOnlyWhenTheQueueMayHoldMore() throws {
+        let flights = InFlight(attempts: 4, held: 8)
+        enum Read { case one, filled, failed }
+        let cases: [(read: Read, laterPending: Bool, wakes: Bool)] = [
+            (.one, laterPending: false, wakes: false),
+            (.one, laterPending: true, wakes: true),
+            (.filled, laterPending: false, wakes: true),
+            (.failed, laterPending: false, wakes: true),
+        ]
+        for (k, c) in cases.enumerated() {
+            let sequence = Int64(k + 1)
+            let room = try #require(flights.room(endpoints: 1))
+            #expect(flights.admit(Self.event(sequence)))
+            switch c.read {
+            case .one: flights.read(1, of: room.free)
+            case .filled: flights.read(room.free, of: room.free)
+            case .failed: break
+            }
+            _ = flights.answered(Self.event(sequence))
+            #expect(flights.end(Self.event(sequence), laterPending: c.laterPending) == c.wakes, "case \(k)")
+        }
+        // A wake-up that found no room leaves a later end to wake a read.
+        for k: Int64 in 11...18 { _ = flights.admit(Self.event(k)) }
+        #expect(flights.room(endpoints: 1) == nil, "full")
+        _ = flights.answered(Self.event(11))
+        #expect(flights.end(Self.event(11), laterPending: false) == false, "seven in flight, three waiting: no read yet")
+        for k: Int64 in 12...13 {
+            _ = flights.answered(Self.event(k))
+            _ = flights.end(Self.event(k), laterPending: false)
+        }
+        _ = flights.answered(Self.event(14))
+        #expect(flights.end(Self.event(14), laterPending: false), "nothing waits now, and a wake-up found no room before")
+    }
+
     /// Stopping lets the waiting events go (pending in the queue, for the next start) and starts no more.
     @Test func aStopLetsTheWaitingEventsGo() {
         let flights = InFlight(attempts: 1, held: 8)
@@ -82,7 +119,7 @@ import Testing
         flights.stop()
         #expect(flights.stopped && flights.count == 1)
         #expect(Self.after(flights.answered(Self.event(1))) == "done")
-        #expect(flights.end(Self.event(1)))
+        #expect(flights.end(Self.event(1), laterPending: false))
         #expect(flights.count == 0 && flights.room(endpoints: 1) == nil && !flights.admit(Self.event(4)))
     }
 }

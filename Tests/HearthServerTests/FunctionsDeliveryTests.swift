@@ -187,6 +187,24 @@ import Testing
         }
     }
 
+    /// With the queue's poll out of reach, nothing but the events' own outcomes wakes the delivery: a
+    /// document's later events, committed while its first was in flight, go once it is acknowledged, and a
+    /// dead event retried on request goes at once.
+    @Test func laterEventsAndRetriesGoWithoutWaitingForThePoll() async throws {
+        try await Self.with { receiver, _, client in
+            try receiver.answer([.init(status: 200, delay: 0.5),
+                                 .init(status: 200, body: #"{"writes": [{"update": "missing/x", "data": {"a": 1}}]}"#)],
+                                then: .init(status: 200))
+            for n in 0..<5 { #expect(try await client.put("/v1/docs/posts/p1", #"{"n": \#(n)}"#).status == 200) }
+            let dead = try await client.functionEvents("dead") { $0.count == 1 }
+            let requests = try await receiver.waitForRequests(5, timeout: 30)
+            #expect(requests.map { $0.json["document"]?["after"]?["data"]?["n"] } == (0..<5).map { Optional(JSON.int($0)) })
+            let id = try #require(dead[0]["id"]?.stringValue)
+            #expect(try await client.post("/v1/functions/events/\(id)/retry", "").status == 200)
+            #expect(try await receiver.waitForRequests(6, timeout: 30)[5].id == id)
+        } configure: { $0.functions.pollInterval = .seconds(600) }
+    }
+
     @Test func aRefusedConnectionIsRetriedUntilTheMaximumAgeThenDead() async throws {
         let unreachable = try UnreachablePort()
         let file = try Self.functionsFile(url: "http://127.0.0.1:\(unreachable.port)/hooks", secret: Self.secret())

@@ -36,7 +36,11 @@ extension Database {
                     throw HearthError.notFound("no dead function event has the id '\(id.prefix(100))'")
                 }
                 return .done
-            }, completion: completion)
+            }, completion: { [functions] result in
+                // Due now: the delivery looks at once, not at its next poll.
+                if case .success = result { functions.committedEvents() }
+                completion(result)
+            })
         case .fireTimers, .timers, .runSchedules:
             performFunctionClock(operation, completion: completion)
         }
@@ -50,44 +54,50 @@ extension Database {
         if acknowledgements.isEmpty { return completion(.success(.acknowledged([]))) }
         let plain = acknowledgements.indices.filter { acknowledgements[$0].writes.isEmpty }
         let withWrites = acknowledgements.indices.filter { !acknowledgements[$0].writes.isEmpty }
-        let outcomes = AcknowledgementOutcomes(count: acknowledgements.count, jobs: (plain.isEmpty ? 0 : 1) + withWrites.count) {
+        let outcomes = AcknowledgementJobs(count: acknowledgements.count, jobs: (plain.isEmpty ? 0 : 1) + withWrites.count) {
             completion(.success(.acknowledged($0)))
         }
         if !plain.isEmpty {
             let ids = plain.map { acknowledgements[$0].id }
             storage.write({ context in
-                for id in ids { _ = try context.removePendingFunctionEvent(id: id) }
+                try ids.map { try context.removePendingFunctionEvent(id: $0).laterPending }
             }, completion: { result in outcomes.finish(plain, result) })
         }
         for k in withWrites {
             let acknowledgement = acknowledgements[k]
-            storage.write({ [self] context in
-                guard try context.removePendingFunctionEvent(id: acknowledgement.id) else { return }
+            storage.write({ [self] context -> [Bool] in
+                let removal = try context.removePendingFunctionEvent(id: acknowledgement.id)
+                guard removal.removed else { return [false] }
                 _ = try Self.apply(acknowledgement.writes, commitTime: context.nextCommitTime(), in: context,
                                    triggers: functions.file)
+                return [removal.laterPending]
             }, completion: { result in outcomes.finish([k], result) })
         }
     }
 }
 
 /// Gathers the outcomes of an acknowledgement's jobs and reports them once every job has finished.
-private final class AcknowledgementOutcomes: @unchecked Sendable {
+private final class AcknowledgementJobs: @unchecked Sendable {
     private let lock = NSLock()
-    private var errors: [(any Error)?]
+    private var outcomes: [AcknowledgementOutcome]
     private var jobsLeft: Int
-    private let done: @Sendable ([(any Error)?]) -> Void
+    private let done: @Sendable ([AcknowledgementOutcome]) -> Void
 
-    init(count: Int, jobs: Int, done: @escaping @Sendable ([(any Error)?]) -> Void) {
-        errors = Array(repeating: nil, count: count)
+    init(count: Int, jobs: Int, done: @escaping @Sendable ([AcknowledgementOutcome]) -> Void) {
+        outcomes = Array(repeating: AcknowledgementOutcome(), count: count)
         jobsLeft = jobs
         self.done = done
     }
 
-    func finish(_ indices: [Int], _ result: Result<Void, any Error>) {
+    /// A job's result for the acknowledgements at `indices`: for each, whether later events of its key are pending.
+    func finish(_ indices: [Int], _ result: Result<[Bool], any Error>) {
         lock.lock()
-        if case .failure(let error) = result { for i in indices { errors[i] = error } }
+        switch result {
+        case .success(let later): for (i, laterPending) in zip(indices, later) { outcomes[i].laterPending = laterPending }
+        case .failure(let error): for i in indices { outcomes[i].error = error }
+        }
         jobsLeft -= 1
-        let finished = jobsLeft == 0 ? errors : nil
+        let finished = jobsLeft == 0 ? outcomes : nil
         lock.unlock()
         if let finished { done(finished) }
     }

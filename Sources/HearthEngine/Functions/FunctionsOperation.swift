@@ -14,6 +14,20 @@ public struct FunctionAcknowledgement: Sendable {
     }
 }
 
+/// What became of an acknowledgement (`FunctionsOperation.delivered`).
+public struct AcknowledgementOutcome: Sendable {
+    /// Why the answer's writes were not committed (the event stays pending), or nil: committed, or the event
+    /// was no longer pending.
+    public var error: (any Error)?
+    /// Whether later events of the event's ordering key are pending: they waited for it, and may go now.
+    public var laterPending: Bool
+
+    public init(error: (any Error)? = nil, laterPending: Bool = false) {
+        self.error = error
+        self.laterPending = laterPending
+    }
+}
+
 /// An operation on the queue of function events: what the admin endpoints and the delivery service ask.
 public enum FunctionsOperation: Sendable {
     /// Up to `limit` pending (or dead) events after sequence `after`, in sequence order.

@@ -27,9 +27,10 @@ public protocol DocumentWriter {
     func deleteFile(_ path: FilePath) throws -> Bool
     /// Queues function events in this transaction.
     func addFunctionEvents(_ events: [FunctionEventRecord]) throws
-    /// Removes a pending function event (delivered); returns whether it was pending.
+    /// Removes a pending function event (delivered); answers whether it was pending, and whether later events
+    /// of its ordering key are pending.
     @discardableResult
-    func removePendingFunctionEvent(id: String) throws -> Bool
+    func removePendingFunctionEvent(id: String) throws -> (removed: Bool, laterPending: Bool)
     /// Records an attempt's outcome on a pending function event (dead when `deadAt` is set); returns whether it was pending.
     @discardableResult
     func recordFunctionEventAttempt(id: String, attempts: Int, nextAttemptAt: Timestamp, lastError: String,

@@ -34,7 +34,9 @@ struct SQLiteDocumentWriter: DocumentWriter {
     func addFunctionEvents(_ events: [FunctionEventRecord]) throws { try context.addFunctionEvents(events) }
 
     @discardableResult
-    func removePendingFunctionEvent(id: String) throws -> Bool { try context.removePendingFunctionEvent(id: id) }
+    func removePendingFunctionEvent(id: String) throws -> (removed: Bool, laterPending: Bool) {
+        try context.removePendingFunctionEvent(id: id)
+    }
 
     @discardableResult
     func recordFunctionEventAttempt(id: String, attempts: Int, nextAttemptAt: Timestamp, lastError: String,
