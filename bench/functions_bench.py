@@ -26,6 +26,7 @@ alternating, and the throughput part with a server of each kind per build, all f
 reports each build's medians and the ratios between them (the part beside events runs for this build only).
 
     python3 bench/functions_bench.py [--rate 1000] [--duration 10] [--rounds 3] [--binary PATH] [--baseline OLD]
+                                     [--part latency|beside|throughput]
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile, threading, time
 import urllib.request
@@ -359,10 +360,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--binary", help="a hearth binary to run instead of building one (release)")
     ap.add_argument("--baseline", help="an older hearth binary, measured beside this one in the same run")
+    ap.add_argument("--part", choices=["latency", "beside", "throughput"], help="run only this part (each build's, with --baseline)")
     args = ap.parse_args()
     binary = os.path.abspath(args.binary) if args.binary else built()
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="hearth-functions-bench-") as tmp:
+        if args.part:
+            for path in ([os.path.abspath(args.baseline)] if args.baseline else []) + [binary]:
+                print(f"{args.part}: {path}", flush=True)
+                {"latency": latency, "beside": beside_events}.get(args.part, lambda b, t, a: throughput({"": b}, t, a))(path, tmp, args)
+            return
         if not args.baseline:
             latency(binary, tmp, args)
             beside_events(binary, tmp, args)

@@ -35,12 +35,12 @@ func installFunctions(_ file: FunctionsFile?, _ configuration: ServerConfigurati
     // Delivery looks at the queue again after a commit that may have queued a document's event; the clock after
     // one that may have armed or dropped a timer. Other commits (most, often) wake neither.
     let functions = database.functions
-    let wakeup = FunctionsWakeup { changes in
+    let passes = DeliveryPasses { changes in
         guard let file = functions.file, file.watchesDocuments else { return false }
         return changes.contains { file.watches($0.path) }
     }
-    database.storage.add(commitObserver: wakeup)
-    functions.onCommittedEvents { wakeup.signal() }
+    database.storage.add(commitObserver: passes)
+    functions.onCommittedEvents { passes.signal() }
     let clockWakeup = FunctionsWakeup { changes in
         guard let file = functions.file, !file.timers.isEmpty else { return false }
         return changes.contains { file.armsTimers($0.path) }
@@ -50,9 +50,9 @@ func installFunctions(_ file: FunctionsFile?, _ configuration: ServerConfigurati
         reloader: FileReloader(path: path, what: "functions", configuration: reloader, logger: logger) { path in
             try database.functions.load(file: path)
         },
-        delivery: FunctionDeliveryService(database: database, settings: configuration.functions, wakeup: wakeup,
+        delivery: FunctionDeliveryService(database: database, settings: configuration.functions, passes: passes,
                                           tokens: IdentityTokens(auth: auth, lifetime: configuration.functions.identityTokenLifetime),
                                           metrics: metrics, logger: logger),
-        clock: FunctionClockService(database: database, clock: configuration.functionsClock, wakeup: clockWakeup, delivery: wakeup,
+        clock: FunctionClockService(database: database, clock: configuration.functionsClock, wakeup: clockWakeup, delivery: passes,
                                     metrics: metrics, logger: logger))
 }

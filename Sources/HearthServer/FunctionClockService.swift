@@ -16,7 +16,7 @@ struct FunctionClockService: Service {
     let wakeup: FunctionsWakeup
     /// The delivery service's: a run that queued events wakes it (such a commit changes no document, so the
     /// storage tells no commit observer of it).
-    let delivery: FunctionsWakeup
+    let delivery: DeliveryPasses
     let metrics: ServerMetrics
     let logger: Logger
     /// The timers one write job fires at most.
@@ -78,5 +78,58 @@ extension ServerMetrics {
     func reportTimers(_ database: Database) async {
         guard case .functionClock(let outcome)? = try? await database.perform(.functions(.timers(count: true)), as: .admin) else { return }
         functionTimersPending.set(Double(outcome.pending ?? 0))
+    }
+}
+
+/// Wakes a service: after a commit that `wakesFor` (when given) says concerns it, and when signalled.
+final class FunctionsWakeup: CommitObserver, @unchecked Sendable {
+    private let lock = NSLock()
+    private var signalled = false
+    private var waiter: CheckedContinuation<Void, Never>?
+    private let wakesFor: (@Sendable ([ChangeRecord]) -> Bool)?
+
+    /// `wakesFor` decides, from a commit's changes, whether it concerns the service (nil: every commit does).
+    init(wakesFor: (@Sendable ([ChangeRecord]) -> Bool)? = nil) { self.wakesFor = wakesFor }
+
+    func committed(_ changes: [ChangeRecord]) {
+        if wakesFor?(changes) ?? true { signal() }
+    }
+
+    func signal() {
+        lock.lock()
+        if let waiter {
+            self.waiter = nil
+            lock.unlock()
+            waiter.resume()
+        } else {
+            signalled = true
+            lock.unlock()
+        }
+    }
+
+    /// Returns at the next signal (at once if one came since the last wait).
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if signalled {
+                signalled = false
+                lock.unlock()
+                continuation.resume()
+            } else {
+                waiter = continuation
+                lock.unlock()
+            }
+        }
+    }
+
+    /// Returns at the next signal (at once if one came since the last wait), or after `timeout`.
+    func wait(upTo timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                if (try? await Task.sleep(for: timeout)) != nil { signal() }
+            }
+            await wait()
+            group.cancelAll()
+        }
     }
 }

@@ -5,6 +5,7 @@ import HearthMail
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Prometheus
 import ServiceLifecycle
 
@@ -16,12 +17,13 @@ import ServiceLifecycle
 /// stays in flight until its outcome is committed), and each endpoint has a bounded number of attempts in
 /// flight, so a slow endpoint holds up no other. An answered attempt frees its endpoint's slot at once: its
 /// acknowledgement waits for the writer with the others answered meanwhile (`PendingAcknowledgements`).
-/// Only reading the queue is a task; an attempt and its outcome are callbacks, on the connection's event loop
-/// and then the writer's thread, so an event costs no task, continuation or thread hop of its own.
+/// Reading the queue is a pass on an event loop (`DeliveryPasses`), an attempt and its outcome are callbacks,
+/// on the connection's event loop and then the writer's thread, so an event costs no task, continuation or
+/// thread hop of its own.
 struct FunctionDeliveryService: Service {
     let database: Database
     let settings: FunctionsSettings
-    let wakeup: FunctionsWakeup
+    let passes: DeliveryPasses
     /// Issues the tokens of endpoints that declare an identity.
     let tokens: IdentityTokens
     let metrics: ServerMetrics
@@ -33,54 +35,51 @@ struct FunctionDeliveryService: Service {
                                    keepIdle: max(1, settings.concurrencyPerEndpoint), trustRoots: settings.trustRoots)
         let flights = InFlight(attempts: settings.concurrencyPerEndpoint, held: settings.pageSize)
         let acknowledgements = PendingAcknowledgements(database: database)
-        // A shutdown wakes the loop, which would otherwise notice it only at its next poll.
-        await withGracefulShutdownHandler { await serve(client, flights, acknowledgements) } onGracefulShutdown: { wakeup.signal() }
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        passes.start(on: loop) { done in pass(client, flights, acknowledgements, then: done) }
+        let poll = loop.scheduleRepeatedTask(initialDelay: .init(settings.pollInterval), delay: .init(settings.pollInterval)) { _ in
+            passes.signal()
+        }
+        try? await gracefulShutdown()
+        poll.cancel()
+        passes.stop()
         // Attempts still unanswered end with their connections, their events pending (sent again after a
         // restart); answers already in are recorded before the service returns.
         flights.stop()
         client.shutdown()
-        while flights.count > 0 { await wakeup.wait() }
+        await flights.drained()
     }
 
-    /// Reads the events due and sends them, whenever woken, until the server shuts down.
-    func serve(_ client: WebhookClient, _ flights: InFlight, _ acknowledgements: PendingAcknowledgements) async {
-        await withDiscardingTaskGroup { group in
-            group.addTask { await wakeup.tick(every: settings.pollInterval) }
-            while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                if let room = flights.room(endpoints: database.functions.file?.endpoints.count ?? 0) {
-                    do {
-                        guard case .functionEvents(let due) = try await readDue(
-                            .functions(.due(skipping: room.skipping, excluding: room.full, limit: room.free))) else { break }
-                        flights.read(due.count, of: room.free)
-                        for event in due where flights.admit(event) {
-                            deliver(event, client, flights, acknowledgements)
-                        }
-                    } catch {
-                        logger.error("could not read the function events due", metadata: ["error": "\(error)"])
-                    }
-                }
-                await wakeup.wait()
-            }
-            group.cancelAll()
-        }
-    }
-
-    /// SQLite instructions the read of the events due may take on the service's own thread: a page of the
-    /// queue's index, skipping those in flight. A read that needs more runs on a reader thread.
+    /// SQLite instructions the read of the events due may take on the event loop: a page of the queue's
+    /// index, skipping those in flight. A read that needs more runs on a reader thread.
     static let dueInstructions = 20_000
 
-    /// The events due, read where the service runs (no hop to a reader thread and back for each event, which
-    /// is most of what an event costs at a moderate rate), unless the read needs more than `dueInstructions`.
-    func readDue(_ operation: DatabaseOperation) async throws -> Outcome {
-        do {
-            // Answered before `perform` returns, so the task does not suspend.
-            return try await withCheckedThrowingContinuation { continuation in
-                database.perform(operation, as: .admin, placement: .here(instructions: Self.dueInstructions)) {
-                    continuation.resume(with: $0)
+    /// One pass, on the passes' loop: reads the events due that the room allows, and sends those admitted. The
+    /// read runs on the loop (no hop to a reader thread and back for each event, which is most of what an event
+    /// costs at a moderate rate), unless it needs more than `dueInstructions`.
+    func pass(_ client: WebhookClient, _ flights: InFlight, _ acknowledgements: PendingAcknowledgements,
+              then done: @escaping @Sendable () -> Void) {
+        guard let room = flights.room(endpoints: database.functions.file?.endpoints.count ?? 0) else { return done() }
+        let read = DatabaseOperation.functions(.due(skipping: room.skipping, excluding: room.full, limit: room.free))
+        let handle: @Sendable (Result<Outcome, any Error>) -> Void = { result in
+            switch result {
+            case .success(.functionEvents(let due)):
+                flights.read(due.count, of: room.free)
+                for event in due where flights.admit(event) {
+                    deliver(event, client, flights, acknowledgements)
                 }
+            case .success:
+                logger.error("could not read the function events due", metadata: ["error": "the queue answered something else"])
+            case .failure(let error):
+                logger.error("could not read the function events due", metadata: ["error": "\(error)"])
             }
-        } catch is ReadBudgetExceeded {
-            return try await database.perform(operation, as: .admin)
+            done()
+        }
+        database.perform(read, as: .admin, placement: .here(instructions: Self.dueInstructions)) { result in
+            if case .failure(let error) = result, error is ReadBudgetExceeded {
+                return database.perform(read, as: .admin, placement: .readers, completion: handle)
+            }
+            handle(result)
         }
     }
 
@@ -104,12 +103,12 @@ struct FunctionDeliveryService: Service {
             // events, if the last read left them there for its share.
             switch flights.answered(event) {
             case .next(let next): deliver(next, client, flights, acknowledgements)
-            case .readAgain: wakeup.signal()
+            case .readAgain: passes.signal()
             case .done: break
             }
             // Once its outcome is committed, the event's later events, if any, may go.
             let done: @Sendable (_ laterPending: Bool) -> Void = { laterPending in
-                if flights.end(event, laterPending: laterPending) { wakeup.signal() }
+                if flights.end(event, laterPending: laterPending) { passes.signal() }
             }
             switch answer {
             case .cancelled:
@@ -261,6 +260,8 @@ final class InFlight: @unchecked Sendable {
     /// The endpoints of the functions file, as of the last look at the room.
     private var endpoints = 1
     private var stopping = false
+    /// Waits, once stopping, for the last event in flight to end.
+    private var drain: CheckedContinuation<Void, Never>?
 
     init(attempts: Int, held: Int) {
         self.attempts = max(1, attempts)
@@ -350,10 +351,13 @@ final class InFlight: @unchecked Sendable {
     /// wake the service themselves).
     func end(_ event: FunctionEventRecord, laterPending: Bool) -> Bool {
         lock.lock()
-        defer { lock.unlock() }
         events.remove(event.sequence)
         if laterPending { leftInQueue = true }
-        return stopping || (leftInQueue && worthReading)
+        let drained = stopping && events.isEmpty ? drain.take() : nil
+        let wake = !stopping && leftInQueue && worthReading
+        lock.unlock()
+        drained?.resume()
+        return wake
     }
 
     /// Whether to read the queue: an endpoint has nothing waiting (its new events would wait for the read),
@@ -370,6 +374,20 @@ final class InFlight: @unchecked Sendable {
         for event in waiting.values.joined() { events.remove(event.sequence) }
         waiting = [:]
         waitingCount = 0
+    }
+
+    /// Returns once stopped with no event in flight: their outcomes are recorded.
+    func drained() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if stopping && events.isEmpty {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                drain = continuation
+                lock.unlock()
+            }
+        }
     }
 }
 
@@ -422,66 +440,6 @@ final class PendingAcknowledgements: @unchecked Sendable {
             }
             for (k, (_, done)) in batch.enumerated() { done(outcomes[k]) }
             drain()
-        }
-    }
-}
-
-/// Wakes a service: after a commit that `wakesFor` (when given) says concerns it, and when signalled.
-final class FunctionsWakeup: CommitObserver, @unchecked Sendable {
-    private let lock = NSLock()
-    private var signalled = false
-    private var waiter: CheckedContinuation<Void, Never>?
-    private let wakesFor: (@Sendable ([ChangeRecord]) -> Bool)?
-
-    /// `wakesFor` decides, from a commit's changes, whether it concerns the service (nil: every commit does).
-    init(wakesFor: (@Sendable ([ChangeRecord]) -> Bool)? = nil) { self.wakesFor = wakesFor }
-
-    func committed(_ changes: [ChangeRecord]) {
-        if wakesFor?(changes) ?? true { signal() }
-    }
-
-    func signal() {
-        lock.lock()
-        if let waiter {
-            self.waiter = nil
-            lock.unlock()
-            waiter.resume()
-        } else {
-            signalled = true
-            lock.unlock()
-        }
-    }
-
-    /// Returns at the next signal (at once if one came since the last wait). Something must signal: a
-    /// `tick(every:)` running beside the waiter makes it a wait of at most that interval.
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            lock.lock()
-            if signalled {
-                signalled = false
-                lock.unlock()
-                continuation.resume()
-            } else {
-                waiter = continuation
-                lock.unlock()
-            }
-        }
-    }
-
-    /// Signals every `interval` until cancelled, and once more then, so that a waiter sees the cancellation.
-    func tick(every interval: Duration) async {
-        while (try? await Task.sleep(for: interval)) != nil { signal() }
-        signal()
-    }
-
-    /// Returns at the next signal (at once if one came since the last wait), or after `timeout`.
-    func wait(upTo timeout: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [self] in
-                if (try? await Task.sleep(for: timeout)) != nil { signal() }
-            }
-            await wait()
-            group.cancelAll()
         }
     }
 }
