@@ -81,7 +81,7 @@ extension ServerMetrics {
     }
 }
 
-/// Wakes a service: after a commit that `wakesFor` (when given) says concerns it, and when signalled.
+/// Wakes the clock service: after a commit that `wakesFor` (when given) says concerns it, and when signalled.
 final class FunctionsWakeup: CommitObserver, @unchecked Sendable {
     private let lock = NSLock()
     private var signalled = false
