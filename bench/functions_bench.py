@@ -22,8 +22,8 @@ Three measurements, on loopback, each bounded in time:
    window (`hearth_function_delivered` before and after wrk): a ratio counts only if deliveries keep up.
 
 With --baseline OLD, an older build runs beside this one: the latency part --rounds times for each build,
-alternating, and the throughput part with a server of each kind per build, all four alternating; the script
-reports each build's medians and the ratios between them (the part beside events runs for this build only).
+alternating, and the other two parts with a server of each kind per build, all four in turn each round; the
+script reports each build's medians and the ratios between them. --part runs one part alone.
 
     python3 bench/functions_bench.py [--rate 1000] [--duration 10] [--rounds 3] [--binary PATH] [--baseline OLD]
                                      [--part latency|beside|throughput]
@@ -319,18 +319,21 @@ def throughput(builds, tmp, args):
         rproc.wait(timeout=10)
 
 
-def beside_events(binary, tmp, args):
+def beside_events(builds, tmp, args):
     """wrk's creates/s on `plain/` while `events/` documents are created at --rate/s, with their trigger declared
-    (delivered to nginx) and with none; answers the medians and their ratio."""
+    (delivered to nginx) and with none, for each build (`builds` maps a label to a binary), every server in
+    turn each round; answers, per label, the medians and their ratio."""
     rproc, rport = start_sink(tmp)
-    procs, servers, rates = [], [], {"none": [], "one trigger": []}
+    procs, servers = [], []
+    rates = {(label, kind): [] for label in builds for kind in ("none", "one trigger")}
     try:
-        for kind, functions in [("none", None), ("one trigger", functions_file(rport, "events/{id}"))]:
-            proc, port = start_hearth(binary, tmp, "beside", functions)
-            procs.append(proc)
-            servers.append((kind, port, functions is not None))
+        for label, binary in builds.items():
+            for kind, functions in [("none", None), ("one trigger", functions_file(rport, "events/{id}"))]:
+                proc, port = start_hearth(binary, tmp, "beside", functions)
+                procs.append(proc)
+                servers.append((label, kind, port, functions is not None))
         for _ in range(args.rounds):
-            for kind, port, triggered in servers:
+            for label, kind, port, triggered in servers:
                 if triggered:
                     pending_empty(port)
                 delivered_before = delivered_total(port) if triggered else 0.0
@@ -339,14 +342,17 @@ def beside_events(binary, tmp, args):
                 if triggered:
                     in_window = delivered_total(port) - delivered_before
                     window = f"; {in_window:.0f} of {created} events delivered in the window"
-                rates[kind].append(r["rps"])
-                print(f"creates beside {created} events with {kind:11}: {r['rps']:8.0f}/s  "
+                rates[(label, kind)].append(r["rps"])
+                print(f"creates beside {created} events{label} with {kind:11}: {r['rps']:8.0f}/s  "
                       f"p99 {r['p99_ms']:.2f} ms{window}", flush=True)
                 time.sleep(1)
-        none, one = statistics.median(rates["none"]), statistics.median(rates["one trigger"])
-        print(f"beside events: wrk creates/s median {none:.0f} without a trigger, {one:.0f} with one "
-              f"({args.rate} events/s): ratio {one / none:.3f} (target at least 0.85)", flush=True)
-        return {"none": none, "one": one, "ratio": one / none}
+        out = {}
+        for label in builds:
+            none, one = statistics.median(rates[(label, "none")]), statistics.median(rates[(label, "one trigger")])
+            print(f"beside events{label}: wrk creates/s median {none:.0f} without a trigger, {one:.0f} with one "
+                  f"({args.rate} events/s): ratio {one / none:.3f} (target at least 0.85)", flush=True)
+            out[label] = {"none": none, "one": one, "ratio": one / none}
+        return out
     finally:
         stop(procs)
         rproc.terminate()
@@ -360,22 +366,26 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--binary", help="a hearth binary to run instead of building one (release)")
     ap.add_argument("--baseline", help="an older hearth binary, measured beside this one in the same run")
-    ap.add_argument("--part", choices=["latency", "beside", "throughput"], help="run only this part (each build's, with --baseline)")
+    ap.add_argument("--part", choices=["latency", "beside", "throughput"], help="run only this part")
     args = ap.parse_args()
     binary = os.path.abspath(args.binary) if args.binary else built()
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="hearth-functions-bench-") as tmp:
-        if args.part:
-            for path in ([os.path.abspath(args.baseline)] if args.baseline else []) + [binary]:
-                print(f"{args.part}: {path}", flush=True)
-                {"latency": latency, "beside": beside_events}.get(args.part, lambda b, t, a: throughput({"": b}, t, a))(path, tmp, args)
-            return
         if not args.baseline:
-            latency(binary, tmp, args)
-            beside_events(binary, tmp, args)
-            throughput({"": binary}, tmp, args)
+            if args.part in (None, "latency"):
+                latency(binary, tmp, args)
+            if args.part in (None, "beside"):
+                beside_events({"": binary}, tmp, args)
+            if args.part in (None, "throughput"):
+                throughput({"": binary}, tmp, args)
             return
         builds = {" (baseline)": os.path.abspath(args.baseline), " (this build)": binary}
+        if args.part == "beside":
+            beside_events(builds, tmp, args)
+            return
+        if args.part == "throughput":
+            throughput(builds, tmp, args)
+            return
         lat = {label: [] for label in builds}
         for _ in range(args.rounds):
             for label, path in builds.items():
@@ -390,7 +400,9 @@ def main():
         old, new = med[" (baseline)"], med[" (this build)"]
         print(f"latency p99 this build / baseline: {new['p99'] / old['p99']:.3f}; "
               f"p50: {new['p50'] / old['p50']:.3f}", flush=True)
-        beside_events(binary, tmp, args)
+        if args.part == "latency":
+            return
+        beside_events(builds, tmp, args)
         tp = throughput(builds, tmp, args)
         print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
         print(f"throughput ratio (one trigger / none): baseline {tp[' (baseline)']['ratio']:.3f}, "
