@@ -151,6 +151,23 @@ import Testing
                 == Array(large[across]))
     }
 
+    /// The folders of temporary files and of blobs are made when a put first needs them, also when they were
+    /// removed while the server ran.
+    @Test func foldersRemovedUnderARunningServerAreMadeAgain() async throws {
+        let test = try await TestDatabase.open()
+        defer { test.close() }
+        let first = try await test.database.putFile("a", Self.bytes("first"), as: .admin)
+        let files = test.dataDirectory + "/files"
+        let hex = first.file.sha256Hex
+        try await test.database.deleteFile("a", as: .admin)
+        try FileManager.default.removeItem(atPath: "\(files)/tmp")
+        try FileManager.default.removeItem(atPath: "\(files)/blobs/\(hex.prefix(2))")
+        _ = try await test.database.putFile("b", Self.bytes("first"), as: .admin)
+        #expect(try await test.database.readFile("b", as: .admin).bytes == Self.bytes("first"))
+        #expect(Self.blobFiles(test.dataDirectory) == ["\(hex.prefix(2))/\(hex)"])
+        #expect(Self.temporaryFiles(test.dataDirectory).isEmpty)
+    }
+
     /// A download reuses its buffers in turn: a buffer the consumer still holds keeps its bytes, and one it let
     /// go is refilled with the right ones.
     @Test(arguments: [true, false]) func aDownloadsReusedBuffersKeepTheirBytes(consumerHolds: Bool) async throws {

@@ -7,6 +7,7 @@ import Crypto
 import Foundation
 import HearthAuth
 import HearthCore
+import Synchronization
 
 /// Blobs as files under a folder (the data folder's `files/`): `tmp/` holds uploads being received, and
 /// `blobs/ab/abcdef…` each stored blob, named by the lowercase hex of its SHA-256 (the first two digits a
@@ -25,8 +26,18 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     /// Blobs named by a `store` whose syncs have not yet returned; `lock` is signalled as each leaves.
     private var syncing: Set<[UInt8]> = []
     private let lock = NSCondition()
+    /// Temporary files are named by this storage's random prefix and a count, so naming one costs no call
+    /// of the CSPRNG; the prefix keeps them apart from any other process's.
+    private let temporaryPrefix = makeAutoID()
+    private let temporaryCount = Atomic<Int>(0)
 
     init(directory: String) { self.directory = directory }
+
+    /// A new name in `tmp/`, ending in `suffix`.
+    private func temporaryPath(_ suffix: String) -> String {
+        let n = temporaryCount.add(1, ordering: .relaxed).newValue
+        return "\(temporaryDirectory)/\(temporaryPrefix)-\(n).\(suffix)"
+    }
 
     func blobPath(_ sha256: [UInt8]) -> String {
         let hex = StoredFile.hex(sha256)
@@ -42,7 +53,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     }
 
     func store(_ chunks: ByteChunks, maxSize: Int64, expectedSHA256: [UInt8]?) async throws -> StoredBlob {
-        let file = TemporaryFile(path: "\(temporaryDirectory)/\(makeAutoID()).part")
+        let file = TemporaryFile(path: temporaryPath("part"))
         var sha = SHA256()
         var md5 = Insecure.MD5()
         var size: Int64 = 0
@@ -85,12 +96,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     /// Appends `bytes` to the upload's temporary file, created by the first write (so a small object's whole
     /// life on the pool is one hop).
     private func append(_ bytes: [UInt8], to file: TemporaryFile) throws {
-        if file.fd < 0 {
-            try makeDirectory(temporaryDirectory)
-            let fd = systemOpen(file.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw HearthError.internal("cannot create \(file.path): \(Self.errnoText())") }
-            file.fd = fd
-        }
+        if file.fd < 0 { file.fd = try createTemporary(file.path) }
         if !bytes.isEmpty { try Self.writeAll(file.fd, bytes, file.path) }
     }
 
@@ -109,9 +115,15 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         let stored = access(target, F_OK) == 0
         do {
             if !stored {
-                try makeDirectory(folder)
-                guard rename(file.path, target) == 0 else {
-                    throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
+                // The folder is made the first time a blob goes in it (no look before each rename).
+                if rename(file.path, target) != 0 {
+                    guard errno == ENOENT else {
+                        throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
+                    }
+                    try makeDirectory(folder)
+                    guard rename(file.path, target) == 0 else {
+                        throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
+                    }
                 }
                 syncing.insert(sha256)
             }
@@ -193,10 +205,8 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     }
 
     func keepDerived(from sha256: [UInt8], name: String, bytes: [UInt8]) throws -> Bool {
-        try makeDirectory(temporaryDirectory)
-        let temporary = "\(temporaryDirectory)/\(makeAutoID()).derived"
-        let fd = systemOpen(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw HearthError.internal("cannot create \(temporary): \(Self.errnoText())") }
+        let temporary = temporaryPath("derived")
+        let fd = try createTemporary(temporary)
         do {
             defer { close(fd) }
             try Self.writeAll(fd, bytes, temporary)
@@ -265,6 +275,17 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     }
 
     // MARK: Files
+
+    /// Creates the new temporary file `path` for writing, and `tmp/` the first time (no look before each file).
+    private func createTemporary(_ path: String) throws -> Int32 {
+        var fd = systemOpen(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0, errno == ENOENT {
+            try makeDirectory(temporaryDirectory)
+            fd = systemOpen(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        }
+        guard fd >= 0 else { throw HearthError.internal("cannot create \(path): \(Self.errnoText())") }
+        return fd
+    }
 
     private func makeDirectory(_ path: String) throws {
         if access(path, F_OK) == 0 { return }
