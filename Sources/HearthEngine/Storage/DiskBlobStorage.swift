@@ -44,8 +44,10 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         return "\(blobDirectory)/\(hex.prefix(2))/\(hex)"
     }
 
-    /// Bytes gathered from the stream before each write, so the pool is not hopped to for every small chunk.
+    /// Bytes gathered from the stream before they are written, so the pool is not hopped to for every small chunk.
     static let writeSize = 1 << 20
+    /// A chunk smaller than this is joined to the next before it is written.
+    static let joinedSize = 64 << 10
 
     func derivedFolder(_ sha256: [UInt8]) -> String {
         let hex = StoredFile.hex(sha256)
@@ -57,7 +59,10 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         var sha = SHA256()
         var md5 = Insecure.MD5()
         var size: Int64 = 0
-        var pending: [UInt8] = []
+        // The chunks as they came, written in turn, so their bytes are not copied again into one buffer; a
+        // small chunk is joined to the one before, so a trickling client cannot make a batch of many tiny arrays.
+        var pending: [[UInt8]] = []
+        var pendingCount = 0
         do {
             for try await chunk in chunks {
                 size += Int64(chunk.count)
@@ -66,10 +71,16 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                 }
                 sha.update(data: chunk)
                 md5.update(data: chunk)
-                pending += chunk
-                if pending.count >= Self.writeSize {
+                if let last = pending.last, last.count < Self.joinedSize {
+                    pending[pending.count - 1] += chunk
+                } else {
+                    pending.append(chunk)
+                }
+                pendingCount += chunk.count
+                if pendingCount >= Self.writeSize {
                     try await BlockingIO.run { [self, batch = pending] in try append(batch, to: file) }
                     pending.removeAll(keepingCapacity: true)
+                    pendingCount = 0
                 }
             }
             let stored = StoredBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size)
@@ -95,9 +106,9 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
 
     /// Appends `bytes` to the upload's temporary file, created by the first write (so a small object's whole
     /// life on the pool is one hop).
-    private func append(_ bytes: [UInt8], to file: TemporaryFile) throws {
+    private func append(_ chunks: [[UInt8]], to file: TemporaryFile) throws {
         if file.fd < 0 { file.fd = try createTemporary(file.path) }
-        if !bytes.isEmpty { try Self.writeAll(file.fd, bytes, file.path) }
+        for chunk in chunks where !chunk.isEmpty { try Self.writeAll(file.fd, chunk, file.path) }
     }
 
     /// Names the written file by its SHA-256 (or drops it when those bytes are stored already), pins the blob,
