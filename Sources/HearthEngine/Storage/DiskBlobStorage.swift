@@ -54,7 +54,9 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         return "\(derivedDirectory)/\(hex.prefix(2))/\(hex)"
     }
 
-    func store(_ chunks: ByteChunks, maxSize: Int64, expectedSHA256: [UInt8]?) async throws -> StoredBlob {
+    func store<T: Sendable>(_ chunks: ByteChunks, maxSize: Int64, expectedSHA256: [UInt8]?,
+                            then next: @escaping @Sendable (StoredBlob, @escaping @Sendable (Result<T, any Error>) -> Void) -> Void)
+        async throws -> T {
         let file = TemporaryFile(path: temporaryPath("part"))
         var sha = SHA256()
         var md5 = Insecure.MD5()
@@ -63,6 +65,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         // small chunk is joined to the one before, so a trickling client cannot make a batch of many tiny arrays.
         var pending: [[UInt8]] = []
         var pendingCount = 0
+        let stored: StoredBlob
         do {
             for try await chunk in chunks {
                 size += Int64(chunk.count)
@@ -83,25 +86,37 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                     pendingCount = 0
                 }
             }
-            let stored = StoredBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size)
+            stored = StoredBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size)
             if let expectedSHA256, expectedSHA256 != stored.sha256 {
                 throw HearthError.invalidArgument(
                     "the bytes' SHA-256 is \(StoredFile.hex(stored.sha256)), not the \(StoredFile.hex(expectedSHA256)) announced")
             }
-            // One hop for the rest (all of an object smaller than a batch), the name and the syncs, on the
-            // threads kept for syncs.
-            try await BlockingIO.sync { [self, rest = pending] in
-                try append(rest, to: file)
-                try place(file, stored.sha256)
-            }
-            return stored
         } catch {
-            try? await BlockingIO.run {
-                if file.fd >= 0 { close(file.fd) }
-                unlink(file.path)
-            }
+            try? await BlockingIO.run { Self.discard(file) }
             throw error
         }
+        // One hop for the rest (all of an object smaller than a batch), the name and the syncs, on the threads
+        // kept for syncs; `next` starts from there (a put's commit is queued without a hop back to this task).
+        return try await withCheckedThrowingContinuation { continuation in
+            BlockingIO.onSyncThread { [self, rest = pending] active in
+                do {
+                    guard active else { throw CancellationError() }
+                    try append(rest, to: file)
+                    try place(file, stored.sha256)
+                } catch {
+                    Self.discard(file)
+                    continuation.resume(throwing: error)
+                    return
+                }
+                next(stored) { continuation.resume(with: $0) }
+            }
+        }
+    }
+
+    /// Closes and removes an upload's temporary file (a name `place` moved is gone already).
+    private static func discard(_ file: TemporaryFile) {
+        if file.fd >= 0 { close(file.fd) }
+        unlink(file.path)
     }
 
     /// Appends `bytes` to the upload's temporary file, created by the first write (so a small object's whole
