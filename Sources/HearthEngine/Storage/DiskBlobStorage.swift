@@ -119,8 +119,8 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         unlink(file.path)
     }
 
-    /// Appends `bytes` to the upload's temporary file, created by the first write (so a small object's whole
-    /// life on the pool is one hop).
+    /// Appends the chunks to the upload's temporary file, created by the first write (so a small object's
+    /// whole life on the pool is one hop).
     private func append(_ chunks: [[UInt8]], to file: TemporaryFile) throws {
         if file.fd < 0 { file.fd = try createTemporary(file.path) }
         for chunk in chunks where !chunk.isEmpty { try Self.writeAll(file.fd, chunk, file.path) }
