@@ -44,8 +44,8 @@ def request(method, url, body=None, headers=None, timeout=120):
         return r.read(), dict(r.headers)
 
 
-def wrk(url, env, duration, connections, script=FILES_LUA):
-    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--timeout", "30s", "-s", script, url],
+def wrk(url, env, duration, connections, script=FILES_LUA, threads=2):
+    out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--timeout", "30s", "-s", script, url],
                          env=dict(os.environ, **env), capture_output=True, text=True, timeout=duration + 60)
     line = next((l for l in out.stdout.splitlines() if l.startswith("RESULT")), None)
     if line is None:

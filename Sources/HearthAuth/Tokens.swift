@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Crypto
 import HearthCore
 
@@ -53,15 +58,13 @@ public enum Tokens {
         ConstantTime.equals(hash(a).bytes, hash(b).bytes)
     }
 
-    /// `count` bytes from the system CSPRNG (getrandom on Linux, arc4random on Darwin).
+    /// `count` bytes from the system CSPRNG in one call of the C library's `arc4random_buf` (`getrandom` on
+    /// Linux), not one call per 8 bytes.
     public static func randomBytes(_ count: Int) -> [UInt8] {
-        var rng = SystemRandomNumberGenerator()
-        var out = [UInt8]()
-        out.reserveCapacity(count + 8)
-        while out.count < count {
-            withUnsafeBytes(of: rng.next() as UInt64) { out.append(contentsOf: $0) }
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if let base = buffer.baseAddress { arc4random_buf(base, count) }
+            initialized = count
         }
-        return Array(out.prefix(count))
     }
 
     /// Unpadded base64url (RFC 4648 §5).

@@ -151,6 +151,47 @@ import Testing
                 == Array(large[across]))
     }
 
+    /// A put's chunks come in every size (a client that trickles, one that sends more than a write gathers):
+    /// the object holds the bytes in order, whatever the sizes.
+    @Test func chunksOfEverySizeAreStoredInOrder() async throws {
+        let test = try await TestDatabase.open()
+        defer { test.close() }
+        let sizes = [1, 3, 70_000, 1, 65_535, 2, 1 << 20, 5, 64 << 10, 1, 300_000] + Array(repeating: 1, count: 500)
+        var all: [UInt8] = []
+        var chunks: [[UInt8]] = []
+        for (n, size) in sizes.enumerated() {
+            let chunk = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ n) }
+            chunks.append(chunk)
+            all += chunk
+        }
+        let stream = AsyncStream<[UInt8]> { out in
+            for chunk in chunks { out.yield(chunk) }
+            out.finish()
+        }
+        let upload = FileUpload(path: try FilePath("uneven.bin"), bytes: ByteChunks(stream), maxSize: 1 << 30)
+        let written = try await test.database.putFile(upload, as: .admin)
+        #expect(written.file.size == Int64(all.count))
+        #expect(try await test.database.readFile("uneven.bin", as: .admin).bytes == all)
+        #expect(Self.temporaryFiles(test.dataDirectory).isEmpty)
+    }
+
+    /// The folders of temporary files and of blobs are made when a put first needs them, also when they were
+    /// removed while the server ran.
+    @Test func foldersRemovedUnderARunningServerAreMadeAgain() async throws {
+        let test = try await TestDatabase.open()
+        defer { test.close() }
+        let first = try await test.database.putFile("a", Self.bytes("first"), as: .admin)
+        let files = test.dataDirectory + "/files"
+        let hex = first.file.sha256Hex
+        try await test.database.deleteFile("a", as: .admin)
+        try FileManager.default.removeItem(atPath: "\(files)/tmp")
+        try FileManager.default.removeItem(atPath: "\(files)/blobs/\(hex.prefix(2))")
+        _ = try await test.database.putFile("b", Self.bytes("first"), as: .admin)
+        #expect(try await test.database.readFile("b", as: .admin).bytes == Self.bytes("first"))
+        #expect(Self.blobFiles(test.dataDirectory) == ["\(hex.prefix(2))/\(hex)"])
+        #expect(Self.temporaryFiles(test.dataDirectory).isEmpty)
+    }
+
     /// A download reuses its buffers in turn: a buffer the consumer still holds keeps its bytes, and one it let
     /// go is refilled with the right ones.
     @Test(arguments: [true, false]) func aDownloadsReusedBuffersKeepTheirBytes(consumerHolds: Bool) async throws {

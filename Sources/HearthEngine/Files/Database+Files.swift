@@ -71,10 +71,10 @@ extension Database {
         let program = try enforcedStorageProgram(for: identity)
         try Self.checkAttributes(contentType: upload.contentType, metadata: upload.metadata)
         let blobs = storage.blobs
-        let stored = try await blobs.store(upload.bytes, maxSize: upload.maxSize, expectedSHA256: upload.sha256)
         let token = Tokens.generate(.download)
-        do {
-            let (written, previous) = try await storage.write { context -> (StoredFile, StoredFile?) in
+        // The row's commit is queued by the thread that made the bytes durable, and its end completes the put.
+        return try await blobs.store(upload.bytes, maxSize: upload.maxSize, expectedSHA256: upload.sha256) { [self] stored, done in
+            storage.write({ context -> (StoredFile, StoredFile?) in
                 let commitTime = context.nextCommitTime()
                 let existing = try context.reader.file(at: upload.path)
                 let file = StoredFile(
@@ -91,15 +91,18 @@ extension Database {
                 try context.putFile(file)
                 try self.queueFileEvents(before: existing, after: file, commitTime: commitTime, in: context)
                 return (file, existing)
+            }) { [self] result in
+                blobs.unpin(stored.sha256)
+                switch result {
+                case .success(let (written, previous)):
+                    functions.committedEvents()
+                    if let previous, previous.sha256 != written.sha256 { releaseBlob(previous.sha256) }
+                    done(.success(FileWritten(file: written, created: previous == nil, downloadToken: token)))
+                case .failure(let error):
+                    releaseBlob(stored.sha256)
+                    done(.failure(error))
+                }
             }
-            blobs.unpin(stored.sha256)
-            functions.committedEvents()
-            if let previous, previous.sha256 != written.sha256 { releaseBlob(previous.sha256) }
-            return FileWritten(file: written, created: previous == nil, downloadToken: token)
-        } catch {
-            blobs.unpin(stored.sha256)
-            releaseBlob(stored.sha256)
-            throw error
         }
     }
 

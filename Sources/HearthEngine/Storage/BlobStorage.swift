@@ -10,10 +10,13 @@ import HearthCore
 /// and a delete, cannot remove bytes a row is about to name.
 public protocol BlobStorage: AnyObject, Sendable {
     /// Writes the chunks to a new temporary file, hashing as it goes, and stores them under their SHA-256 (or
-    /// drops them when those bytes are stored already): durable under that name when it returns, and pinned
-    /// until `unpin`. Refuses, storing nothing, once more than `maxSize` bytes arrive, when the chunks fail (a
-    /// client gone mid-upload), or when their SHA-256 is not `expectedSHA256`.
-    func store(_ chunks: ByteChunks, maxSize: Int64, expectedSHA256: [UInt8]?) async throws -> StoredBlob
+    /// drops them when those bytes are stored already), durable under that name and pinned until `unpin`; then
+    /// runs `next` with the blob, on the thread that made it durable (it must not block), and returns what
+    /// `next` completes with. Refuses, storing nothing and never running `next`, once more than `maxSize` bytes
+    /// arrive, when the chunks fail (a client gone mid-upload), or when their SHA-256 is not `expectedSHA256`.
+    func store<T: Sendable>(_ chunks: ByteChunks, maxSize: Int64, expectedSHA256: [UInt8]?,
+                            then next: @escaping @Sendable (StoredBlob, @escaping @Sendable (Result<T, any Error>) -> Void) -> Void)
+        async throws -> T
     /// Keeps a blob from being removed until as many `unpin`s.
     func pin(_ sha256: [UInt8])
     /// Ends one `pin` or `store`.
@@ -31,6 +34,13 @@ public protocol BlobStorage: AnyObject, Sendable {
     /// Keeps bytes derived from a blob under `name` (written to a temporary file, synced and renamed into
     /// place); they go when the blob goes. Keeps nothing, and returns false, when the blob is no longer stored.
     func keepDerived(from sha256: [UInt8], name: String, bytes: [UInt8]) throws -> Bool
+}
+
+extension BlobStorage {
+    /// `store(_:maxSize:expectedSHA256:then:)` with nothing after it: the blob, durable and pinned.
+    public func store(_ chunks: ByteChunks, maxSize: Int64, expectedSHA256: [UInt8]?) async throws -> StoredBlob {
+        try await store(chunks, maxSize: maxSize, expectedSHA256: expectedSHA256) { stored, done in done(.success(stored)) }
+    }
 }
 
 /// Bytes stored under their SHA-256, with their digests.

@@ -16,6 +16,14 @@ enum BlockingIO {
         try await syncPool.runIfActive(body)
     }
 
+    /// Runs `body` on a thread kept for syncs without awaiting it, for work that goes on from that thread;
+    /// `body` is told false, on the calling thread, when the threads have stopped.
+    static func onSyncThread(_ body: @escaping @Sendable (_ active: Bool) -> Void) {
+        syncPool.submit { state in
+            if case .active = state { body(true) } else { body(false) }
+        }
+    }
+
     /// As many syncs in flight as a busy server has puts at once; started once, for the process's life.
     static let syncThreads = 16
     private static let syncPool: NIOThreadPool = {

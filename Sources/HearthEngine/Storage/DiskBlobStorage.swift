@@ -7,6 +7,7 @@ import Crypto
 import Foundation
 import HearthAuth
 import HearthCore
+import Synchronization
 
 /// Blobs as files under a folder (the data folder's `files/`): `tmp/` holds uploads being received, and
 /// `blobs/ab/abcdef…` each stored blob, named by the lowercase hex of its SHA-256 (the first two digits a
@@ -25,28 +26,46 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     /// Blobs named by a `store` whose syncs have not yet returned; `lock` is signalled as each leaves.
     private var syncing: Set<[UInt8]> = []
     private let lock = NSCondition()
+    /// Temporary files are named by this storage's random prefix and a count, so naming one costs no call
+    /// of the CSPRNG; the prefix keeps them apart from any other process's.
+    private let temporaryPrefix = makeAutoID()
+    private let temporaryCount = Atomic<Int>(0)
 
     init(directory: String) { self.directory = directory }
+
+    /// A new name in `tmp/`, ending in `suffix`.
+    private func temporaryPath(_ suffix: String) -> String {
+        let n = temporaryCount.add(1, ordering: .relaxed).newValue
+        return "\(temporaryDirectory)/\(temporaryPrefix)-\(n).\(suffix)"
+    }
 
     func blobPath(_ sha256: [UInt8]) -> String {
         let hex = StoredFile.hex(sha256)
         return "\(blobDirectory)/\(hex.prefix(2))/\(hex)"
     }
 
-    /// Bytes gathered from the stream before each write, so the pool is not hopped to for every small chunk.
+    /// Bytes gathered from the stream before they are written, so the pool is not hopped to for every small chunk.
     static let writeSize = 1 << 20
+    /// A chunk smaller than this is joined to the next before it is written.
+    static let joinedSize = 64 << 10
 
     func derivedFolder(_ sha256: [UInt8]) -> String {
         let hex = StoredFile.hex(sha256)
         return "\(derivedDirectory)/\(hex.prefix(2))/\(hex)"
     }
 
-    func store(_ chunks: ByteChunks, maxSize: Int64, expectedSHA256: [UInt8]?) async throws -> StoredBlob {
-        let file = TemporaryFile(path: "\(temporaryDirectory)/\(makeAutoID()).part")
+    func store<T: Sendable>(_ chunks: ByteChunks, maxSize: Int64, expectedSHA256: [UInt8]?,
+                            then next: @escaping @Sendable (StoredBlob, @escaping @Sendable (Result<T, any Error>) -> Void) -> Void)
+        async throws -> T {
+        let file = TemporaryFile(path: temporaryPath("part"))
         var sha = SHA256()
         var md5 = Insecure.MD5()
         var size: Int64 = 0
-        var pending: [UInt8] = []
+        // The chunks as they came, written in turn, so their bytes are not copied again into one buffer; a
+        // small chunk is joined to the one before, so a trickling client cannot make a batch of many tiny arrays.
+        var pending: [[UInt8]] = []
+        var pendingCount = 0
+        let stored: StoredBlob
         do {
             for try await chunk in chunks {
                 size += Int64(chunk.count)
@@ -55,43 +74,56 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                 }
                 sha.update(data: chunk)
                 md5.update(data: chunk)
-                pending += chunk
-                if pending.count >= Self.writeSize {
+                if let last = pending.last, last.count < Self.joinedSize {
+                    pending[pending.count - 1] += chunk
+                } else {
+                    pending.append(chunk)
+                }
+                pendingCount += chunk.count
+                if pendingCount >= Self.writeSize {
                     try await BlockingIO.run { [self, batch = pending] in try append(batch, to: file) }
                     pending.removeAll(keepingCapacity: true)
+                    pendingCount = 0
                 }
             }
-            let stored = StoredBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size)
+            stored = StoredBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size)
             if let expectedSHA256, expectedSHA256 != stored.sha256 {
                 throw HearthError.invalidArgument(
                     "the bytes' SHA-256 is \(StoredFile.hex(stored.sha256)), not the \(StoredFile.hex(expectedSHA256)) announced")
             }
-            // One hop for the rest (all of an object smaller than a batch), the name and the syncs, on the
-            // threads kept for syncs.
-            try await BlockingIO.sync { [self, rest = pending] in
-                try append(rest, to: file)
-                try place(file, stored.sha256)
-            }
-            return stored
         } catch {
-            try? await BlockingIO.run {
-                if file.fd >= 0 { close(file.fd) }
-                unlink(file.path)
-            }
+            try? await BlockingIO.run { Self.discard(file) }
             throw error
+        }
+        // One hop for the rest (all of an object smaller than a batch), the name and the syncs, on the threads
+        // kept for syncs; `next` starts from there (a put's commit is queued without a hop back to this task).
+        return try await withCheckedThrowingContinuation { continuation in
+            BlockingIO.onSyncThread { [self, rest = pending] active in
+                do {
+                    guard active else { throw CancellationError() }
+                    try append(rest, to: file)
+                    try place(file, stored.sha256)
+                } catch {
+                    Self.discard(file)
+                    continuation.resume(throwing: error)
+                    return
+                }
+                next(stored) { continuation.resume(with: $0) }
+            }
         }
     }
 
-    /// Appends `bytes` to the upload's temporary file, created by the first write (so a small object's whole
-    /// life on the pool is one hop).
-    private func append(_ bytes: [UInt8], to file: TemporaryFile) throws {
-        if file.fd < 0 {
-            try makeDirectory(temporaryDirectory)
-            let fd = systemOpen(file.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw HearthError.internal("cannot create \(file.path): \(Self.errnoText())") }
-            file.fd = fd
-        }
-        if !bytes.isEmpty { try Self.writeAll(file.fd, bytes, file.path) }
+    /// Closes and removes an upload's temporary file (a name `place` moved is gone already).
+    private static func discard(_ file: TemporaryFile) {
+        if file.fd >= 0 { close(file.fd) }
+        unlink(file.path)
+    }
+
+    /// Appends the chunks to the upload's temporary file, created by the first write (so a small object's
+    /// whole life on the pool is one hop).
+    private func append(_ chunks: [[UInt8]], to file: TemporaryFile) throws {
+        if file.fd < 0 { file.fd = try createTemporary(file.path) }
+        for chunk in chunks where !chunk.isEmpty { try Self.writeAll(file.fd, chunk, file.path) }
     }
 
     /// Names the written file by its SHA-256 (or drops it when those bytes are stored already), pins the blob,
@@ -109,9 +141,15 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         let stored = access(target, F_OK) == 0
         do {
             if !stored {
-                try makeDirectory(folder)
-                guard rename(file.path, target) == 0 else {
-                    throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
+                // The folder is made the first time a blob goes in it (no look before each rename).
+                if rename(file.path, target) != 0 {
+                    guard errno == ENOENT else {
+                        throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
+                    }
+                    try makeDirectory(folder)
+                    guard rename(file.path, target) == 0 else {
+                        throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
+                    }
                 }
                 syncing.insert(sha256)
             }
@@ -193,10 +231,8 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     }
 
     func keepDerived(from sha256: [UInt8], name: String, bytes: [UInt8]) throws -> Bool {
-        try makeDirectory(temporaryDirectory)
-        let temporary = "\(temporaryDirectory)/\(makeAutoID()).derived"
-        let fd = systemOpen(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw HearthError.internal("cannot create \(temporary): \(Self.errnoText())") }
+        let temporary = temporaryPath("derived")
+        let fd = try createTemporary(temporary)
         do {
             defer { close(fd) }
             try Self.writeAll(fd, bytes, temporary)
@@ -265,6 +301,17 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
     }
 
     // MARK: Files
+
+    /// Creates the new temporary file `path` for writing, and `tmp/` the first time (no look before each file).
+    private func createTemporary(_ path: String) throws -> Int32 {
+        var fd = systemOpen(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0, errno == ENOENT {
+            try makeDirectory(temporaryDirectory)
+            fd = systemOpen(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        }
+        guard fd >= 0 else { throw HearthError.internal("cannot create \(path): \(Self.errnoText())") }
+        return fd
+    }
 
     private func makeDirectory(_ path: String) throws {
         if access(path, F_OK) == 0 { return }
