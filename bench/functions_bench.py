@@ -13,7 +13,8 @@ Three measurements, on loopback, each bounded in time:
    connections while the paced client creates `events/` documents at --rate per second, against two servers
    alternately, --rounds times: one whose trigger on `events/{id}` delivers every event to nginx answering 204,
    and one with no functions file (the same paced creates, no events). Reported: wrk's median creates per
-   second with the trigger against without, and the events delivered in the window.
+   second with the trigger against without, the server's CPU a request (wrk's and the paced creates), and the
+   events delivered in the window.
 3. Every create triggered. wrk creates documents on 16 connections against two servers alternately, --rounds times: one with
    no functions file and one whose trigger matches every created document (delivered as they go to nginx
    answering 204, a cheap peer, so that the endpoint's own work weighs little on the shared cores; each run
@@ -326,32 +327,39 @@ def beside_events(builds, tmp, args):
     rproc, rport = start_sink(tmp)
     procs, servers = [], []
     rates = {(label, kind): [] for label in builds for kind in ("none", "one trigger")}
+    cpu = {key: [] for key in rates}
     try:
         for label, binary in builds.items():
             for kind, functions in [("none", None), ("one trigger", functions_file(rport, "events/{id}"))]:
                 proc, port = start_hearth(binary, tmp, "beside", functions)
                 procs.append(proc)
-                servers.append((label, kind, port, functions is not None))
+                servers.append((label, kind, port, functions is not None, proc.pid))
         for _ in range(args.rounds):
-            for label, kind, port, triggered in servers:
+            for label, kind, port, triggered, pid in servers:
                 if triggered:
                     pending_empty(port)
                 delivered_before = delivered_total(port) if triggered else 0.0
+                before = cpu_seconds(pid)
                 r, created = creates_beside_events(port, args)
+                requests = r["rps"] * args.duration + created
+                server_cpu = (cpu_seconds(pid) - before) / requests * 1e6
                 window = ""
                 if triggered:
                     in_window = delivered_total(port) - delivered_before
                     window = f"; {in_window:.0f} of {created} events delivered in the window"
                 rates[(label, kind)].append(r["rps"])
+                cpu[(label, kind)].append(server_cpu)
                 print(f"creates beside {created} events{label} with {kind:11}: {r['rps']:8.0f}/s  "
-                      f"p99 {r['p99_ms']:.2f} ms{window}", flush=True)
+                      f"p99 {r['p99_ms']:.2f} ms; server CPU {server_cpu:.0f} µs a request{window}", flush=True)
                 time.sleep(1)
         out = {}
         for label in builds:
             none, one = statistics.median(rates[(label, "none")]), statistics.median(rates[(label, "one trigger")])
+            cnone, cone = statistics.median(cpu[(label, "none")]), statistics.median(cpu[(label, "one trigger")])
             print(f"beside events{label}: wrk creates/s median {none:.0f} without a trigger, {one:.0f} with one "
-                  f"({args.rate} events/s): ratio {one / none:.3f} (target at least 0.85)", flush=True)
-            out[label] = {"none": none, "one": one, "ratio": one / none}
+                  f"({args.rate} events/s): ratio {one / none:.3f} (target at least 0.85); server CPU a request "
+                  f"(wrk's and the paced creates) {cnone:.0f} / {cone:.0f} µs", flush=True)
+            out[label] = {"none": none, "one": one, "ratio": one / none, "cpu_none": cnone, "cpu_one": cone}
         return out
     finally:
         stop(procs)
