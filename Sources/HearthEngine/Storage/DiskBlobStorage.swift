@@ -141,15 +141,8 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
         let stored = access(target, F_OK) == 0
         do {
             if !stored {
-                // The folder is made the first time a blob goes in it (no look before each rename).
-                if rename(file.path, target) != 0 {
-                    guard errno == ENOENT else {
-                        throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
-                    }
-                    try makeDirectory(folder)
-                    guard rename(file.path, target) == 0 else {
-                        throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
-                    }
+                guard try inFolder(folder, { rename(file.path, target) }) == 0 else {
+                    throw HearthError.internal("cannot move an upload into \(target): \(Self.errnoText())")
                 }
                 syncing.insert(sha256)
             }
@@ -251,8 +244,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                 unlink(temporary)
                 return false
             }
-            try makeDirectory(folder)
-            guard rename(temporary, "\(folder)/\(name)") == 0 else {
+            guard try inFolder(folder, { rename(temporary, "\(folder)/\(name)") }) == 0 else {
                 throw HearthError.internal("cannot move a thumbnail into \(folder): \(Self.errnoText())")
             }
             try Self.sync(path: folder)
@@ -302,15 +294,21 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
 
     // MARK: Files
 
-    /// Creates the new temporary file `path` for writing, and `tmp/` the first time (no look before each file).
+    /// Creates the new temporary file `path` for writing.
     private func createTemporary(_ path: String) throws -> Int32 {
-        var fd = systemOpen(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if fd < 0, errno == ENOENT {
-            try makeDirectory(temporaryDirectory)
-            fd = systemOpen(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        }
+        let fd = try inFolder(temporaryDirectory) { systemOpen(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
         guard fd >= 0 else { throw HearthError.internal("cannot create \(path): \(Self.errnoText())") }
         return fd
+    }
+
+    /// Runs `call`, a system call that makes a name in `folder` (answering -1 on failure), and once more after
+    /// making the folder when it was missing: a folder is made the first time a name goes in it, not looked
+    /// for before each.
+    private func inFolder(_ folder: String, _ call: () -> Int32) throws -> Int32 {
+        let result = call()
+        guard result < 0, errno == ENOENT else { return result }
+        try makeDirectory(folder)
+        return call()
     }
 
     private func makeDirectory(_ path: String) throws {
