@@ -46,6 +46,8 @@ let package = Package(
         .systemLibrary(name: "CVips", path: "Sources/CVips", pkgConfig: "vips",
                        providers: [.apt(["libvips-dev"])]),
         .target(name: "CSQLiteWAL", dependencies: ["CSQLite"]),
+        // MD5 and SHA-256 of stored bytes in one pass (docs/layout.md).
+        .target(name: "CDigests"),
         .target(name: "HearthCore", swiftSettings: swiftSettings),
         .target(name: "HearthRules", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
         .target(name: "HearthImages", dependencies: ["HearthCore", "CVips"], swiftSettings: swiftSettings),
@@ -67,7 +69,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ], swiftSettings: swiftSettings),
         .target(name: "HearthEngine", dependencies: [
-            "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthImages",
+            "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthImages", "CDigests",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -241,6 +243,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "HearthEngineTests", dependencies: [
             "HearthCore", "HearthRules", "HearthStore", "HearthAuth", "HearthEngine", "HearthImages", "HearthTesting",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Crypto
 import Foundation
 import HearthAuth
 import HearthCore
@@ -58,8 +57,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                             then next: @escaping @Sendable (StoredBlob, @escaping @Sendable (Result<T, any Error>) -> Void) -> Void)
         async throws -> T {
         let file = TemporaryFile(path: temporaryPath("part"))
-        var sha = SHA256()
-        var md5 = Insecure.MD5()
+        var digests = BlobDigests()
         var size: Int64 = 0
         // The chunks as they came, written in turn, so their bytes are not copied again into one buffer; a
         // small chunk is joined to the one before, so a trickling client cannot make a batch of many tiny arrays.
@@ -72,8 +70,7 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                 guard size <= maxSize else {
                     throw HearthError.payloadTooLarge("the file is larger than the limit of \(maxSize) bytes")
                 }
-                sha.update(data: chunk)
-                md5.update(data: chunk)
+                digests.update(chunk)
                 if let last = pending.last, last.count < Self.joinedSize {
                     pending[pending.count - 1] += chunk
                 } else {
@@ -86,7 +83,8 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
                     pendingCount = 0
                 }
             }
-            stored = StoredBlob(sha256: Array(sha.finalize()), md5: Array(md5.finalize()), size: size)
+            let (sha256, md5) = digests.finalize()
+            stored = StoredBlob(sha256: sha256, md5: md5, size: size)
             if let expectedSHA256, expectedSHA256 != stored.sha256 {
                 throw HearthError.invalidArgument(
                     "the bytes' SHA-256 is \(StoredFile.hex(stored.sha256)), not the \(StoredFile.hex(expectedSHA256)) announced")
