@@ -162,7 +162,7 @@ void hearth_digests_init(hearth_digests *digests, int with_sha256) {
     memset(digests, 0, sizeof *digests);
     memcpy(digests->md5, md5, sizeof md5);
     memcpy(digests->sha256, sha, sizeof sha);
-    digests->with_sha256 = with_sha256 && hearth_digests_sha256_supported();
+    digests->with_sha256 = with_sha256;
 }
 
 void hearth_digests_update(hearth_digests *digests, const void *bytes, size_t count) {

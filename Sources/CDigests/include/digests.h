@@ -14,9 +14,10 @@ typedef struct {
 } hearth_digests;
 
 /// Whether this processor has the SHA extensions that `hearth_digests_init(…, 1)` computes SHA-256 with.
+/// Asked once: in a virtual machine the instruction that answers traps to the host.
 int hearth_digests_sha256_supported(void);
 
-/// Starts both digests; SHA-256 only when `with_sha256` and the processor has the SHA extensions.
+/// Starts the digests; SHA-256 too when `with_sha256`, which only a processor with the SHA extensions may ask.
 void hearth_digests_init(hearth_digests *digests, int with_sha256);
 
 void hearth_digests_update(hearth_digests *digests, const void *bytes, size_t count);

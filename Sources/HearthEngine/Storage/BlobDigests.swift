@@ -10,12 +10,13 @@ struct BlobDigests {
 
     /// `onePass: false` keeps SHA-256 apart even where one pass is possible (so both ways are tested here).
     init(onePass: Bool = true) {
-        hearth_digests_init(&context, onePass ? 1 : 0)
+        hearth_digests_init(&context, onePass && Self.processorHasSHAExtensions ? 1 : 0)
         separateSHA256 = context.with_sha256 != 0 ? nil : SHA256()
     }
 
     var isOnePass: Bool { context.with_sha256 != 0 }
 
+    /// Asked once, for the process's life.
     static let processorHasSHAExtensions = hearth_digests_sha256_supported() != 0
 
     mutating func update(_ bytes: UnsafeRawBufferPointer) {

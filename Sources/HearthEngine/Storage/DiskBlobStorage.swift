@@ -45,8 +45,9 @@ final class DiskBlobStorage: BlobStorage, @unchecked Sendable {
 
     /// Bytes gathered from the stream before they are written, so the pool is not hopped to for every small chunk.
     static let writeSize = 1 << 20
-    /// A chunk smaller than this is joined to the next before it is written.
-    static let joinedSize = 64 << 10
+    /// A chunk smaller than this is joined to the next before it is written. Well under a socket read's 64 KiB,
+    /// so the first chunk of a body (a read less the request's head) is written as it came, not copied again.
+    static let joinedSize = 16 << 10
 
     func derivedFolder(_ sha256: [UInt8]) -> String {
         let hex = StoredFile.hex(sha256)
