@@ -127,9 +127,12 @@ def start_pocketbase(tmp, port):
 
 
 def settle():
-    """Waits a second after a run for either server's checkpoints, so that neither server's background work falls
-    into the other's run."""
+    """Waits a second after a run for either server's checkpoints, then writes back everything the run left in the
+    page cache (`sync`), so that neither server's background work falls into the other's run: a server that leaves
+    its writes to the kernel would otherwise have them written back during the next server's run, whose syncs
+    would wait behind them."""
     time.sleep(1)
+    os.sync()
 
 
 def wrk(base, env, duration, connections):

@@ -111,19 +111,19 @@ http {{
     raise SystemExit(f"nginx did not come up: {open(os.path.join(tmp, 'nginx-error.log')).read()}")
 
 
-def compare(title, runs, rounds, settle_after=True):
+def compare(title, runs, rounds):
     """Runs each (name, callable) ROUNDS times, alternating, and answers {name: [result, ...]}. Each round starts
-    one place further along the list, so that no server always runs first (or right after the same one)."""
+    one place further along the list, so that no server always runs first (or right after the same one), and
+    every run starts settled (`settle`: nothing left to write back from the setup or the run before)."""
     results = {name: [] for name, _ in runs}
     for round in range(rounds):
         shift = round % len(runs)
         for name, run in runs[shift:] + runs[:shift]:
+            settle()
             r = run()
             results[name].append(r)
             print(f"  {title:9} {name:24} {r['rps']:9.1f} req/s  p50 {r['p50_ms']:8.2f} ms  p99 {r['p99_ms']:8.2f} ms  "
                   f"errors {int(r['non2xx'])}", flush=True)
-            if settle_after:
-                settle()
     return results
 
 
