@@ -19,14 +19,12 @@ struct BlobDigests {
     /// Asked once, for the process's life.
     static let processorHasSHAExtensions = hearth_digests_sha256_supported() != 0
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress else { return }
-        hearth_digests_update(&context, base, bytes.count)
-        separateSHA256?.update(bufferPointer: bytes)
-    }
-
     mutating func update(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { update($0) }
+        bytes.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            hearth_digests_update(&context, base, bytes.count)
+            separateSHA256?.update(bufferPointer: bytes)
+        }
     }
 
     consuming func finalize() -> (sha256: [UInt8], md5: [UInt8]) {
