@@ -6,12 +6,12 @@ import NIOCore
 /// commit that may have queued events, an outcome that may have let some go, the poll) asks for a pass; signals
 /// during a pass ask for one more after it. The loop is one of those serving the server's connections, so a pass
 /// wakes no thread of its own: an event read and sent costs no task, continuation or thread hop.
-final class DeliveryPasses: CommitObserver, @unchecked Sendable {
+final class DeliveryPasses: SignalledByCommits, @unchecked Sendable {
     /// A pass: it calls its argument once done (its read may finish on a reader thread).
     typealias Pass = @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
 
     private let lock = NSLock()
-    private let wakesFor: (@Sendable ([ChangeRecord]) -> Bool)?
+    let concerns: @Sendable ([ChangeRecord]) -> Bool
     private var loop: (any EventLoop)?
     private var pass: Pass?
     /// A pass is asked for and has not begun.
@@ -19,12 +19,8 @@ final class DeliveryPasses: CommitObserver, @unchecked Sendable {
     /// A pass is scheduled or running.
     private var running = false
 
-    /// `wakesFor` decides, from a commit's changes, whether it concerns delivery (nil: every commit does).
-    init(wakesFor: (@Sendable ([ChangeRecord]) -> Bool)? = nil) { self.wakesFor = wakesFor }
-
-    func committed(_ changes: [ChangeRecord]) {
-        if wakesFor?(changes) ?? true { signal() }
-    }
+    /// `concerns` decides, from a commit's changes, whether it may have queued events.
+    init(concerns: @escaping @Sendable ([ChangeRecord]) -> Bool) { self.concerns = concerns }
 
     /// Runs `pass` on `loop` whenever signalled, and once now.
     func start(on loop: any EventLoop, pass: @escaping Pass) {

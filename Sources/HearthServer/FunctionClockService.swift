@@ -81,19 +81,15 @@ extension ServerMetrics {
     }
 }
 
-/// Wakes the clock service: after a commit that `wakesFor` (when given) says concerns it, and when signalled.
-final class FunctionsWakeup: CommitObserver, @unchecked Sendable {
+/// Wakes the clock service: after a commit that `concerns` it, and when signalled.
+final class FunctionsWakeup: SignalledByCommits, @unchecked Sendable {
     private let lock = NSLock()
     private var signalled = false
     private var waiter: CheckedContinuation<Void, Never>?
-    private let wakesFor: (@Sendable ([ChangeRecord]) -> Bool)?
+    let concerns: @Sendable ([ChangeRecord]) -> Bool
 
-    /// `wakesFor` decides, from a commit's changes, whether it concerns the service (nil: every commit does).
-    init(wakesFor: (@Sendable ([ChangeRecord]) -> Bool)? = nil) { self.wakesFor = wakesFor }
-
-    func committed(_ changes: [ChangeRecord]) {
-        if wakesFor?(changes) ?? true { signal() }
-    }
+    /// `concerns` decides, from a commit's changes, whether it may have armed or dropped a timer.
+    init(concerns: @escaping @Sendable ([ChangeRecord]) -> Bool) { self.concerns = concerns }
 
     func signal() {
         lock.lock()
