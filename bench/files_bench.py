@@ -35,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FILES_LUA = os.path.join(ROOT, "bench", "lua", "files.lua")
 GET_LUA = os.path.join(ROOT, "bench", "lua", "get.lua")
 AUTH = {"Authorization": f"Bearer {ADMIN_KEY}"}
+AUTH_ENV = {"BENCH_AUTH": AUTH["Authorization"]}  # the same, for wrk's scripts
 MIB = 1 << 20
 
 
@@ -151,9 +152,8 @@ def section_download(args, binary, tmp, summary):
         got, _ = request("GET", f"{n_base}/big.bin")
         assert got == data, "nginx answered other bytes"
         c = args.download_connections
-        auth = {"BENCH_AUTH": AUTH["Authorization"]}
         results = compare("download", [
-            *[(name, lambda base=base: wrk(f"{base}/v1/files/big.bin", auth, args.duration, c, GET_LUA))
+            *[(name, lambda base=base: wrk(f"{base}/v1/files/big.bin", AUTH_ENV, args.duration, c, GET_LUA))
               for name, base in hearths],
             ("nginx", lambda: wrk(f"{n_base}/big.bin", {}, args.duration, c, GET_LUA)),
         ], args.rounds)
@@ -185,6 +185,23 @@ def multipart(image, unique):
     return body, f"multipart/form-data; boundary={boundary}"
 
 
+def start_pocketbase_images(tmp):
+    """PocketBase with a public collection `images` of one file field: its process and its address."""
+    proc, base, _ = launch_pocketbase(tmp, free_port(), {"name": "images", "fields": [
+        {"name": "photo", "type": "file", "maxSelect": 1, "maxSize": 10 * MIB}]})
+    return proc, base
+
+
+def hearth_puts(image):
+    """wrk's settings for Hearth's uploads of the file `image`, each a PUT of bytes of its own."""
+    return dict(AUTH_ENV, BENCH_MODE="put", BENCH_PATH="/v1/files/up/", BENCH_BODY=image)
+
+
+def pocketbase_posts(image):
+    """wrk's settings for PocketBase's uploads of the file `image`, each a record's multipart POST."""
+    return dict(BENCH_MODE="multipart", BENCH_PATH="/api/collections/images/records", BENCH_BODY=image)
+
+
 def section_images(args, binary, tmp, summary):
     path = jpeg_of_about(tmp, 100 * 1024)
     image = open(path, "rb").read()
@@ -195,8 +212,7 @@ def section_images(args, binary, tmp, summary):
         for name, server in binaries(args, binary):
             proc, base = start_hearth(server, tmp, f"{name}-images"); procs.append(proc)
             hearths.append((name, base, os.path.join(tmp, f"{name}-paths")))
-        p_proc, p_base, _ = launch_pocketbase(tmp, free_port(), {"name": "images", "fields": [
-            {"name": "photo", "type": "file", "maxSelect": 1, "maxSize": 10 * MIB}]})
+        p_proc, p_base = start_pocketbase_images(tmp)
         procs.append(p_proc)
         # 200 images in each, each with bytes of its own, to download at random.
         p_paths = os.path.join(tmp, "pocketbase-paths")
@@ -225,16 +241,12 @@ def section_images(args, binary, tmp, summary):
         assert got == image + b"%016d" % 7, "PocketBase answered other bytes"
 
         c = args.connections
-        auth = {"BENCH_AUTH": AUTH["Authorization"]}
         uploads = compare("upload", [
-            *[(name, lambda base=base: wrk(base, dict(auth, BENCH_MODE="put", BENCH_PATH="/v1/files/up/", BENCH_BODY=path),
-                                           args.duration, c))
-              for name, base, _ in hearths],
-            ("pocketbase", lambda: wrk(p_base, dict(BENCH_MODE="multipart", BENCH_PATH="/api/collections/images/records",
-                                                    BENCH_BODY=path), args.duration, c)),
+            *[(name, lambda base=base: wrk(base, hearth_puts(path), args.duration, c)) for name, base, _ in hearths],
+            ("pocketbase", lambda: wrk(p_base, pocketbase_posts(path), args.duration, c)),
         ], args.rounds)
         downloads = compare("download", [
-            *[(name, lambda base=base, paths=paths: wrk(base, dict(auth, BENCH_MODE="get", BENCH_PATHS=paths),
+            *[(name, lambda base=base, paths=paths: wrk(base, dict(AUTH_ENV, BENCH_MODE="get", BENCH_PATHS=paths),
                                                         args.duration, c))
               for name, base, paths in hearths],
             ("pocketbase", lambda: wrk(p_base, dict(BENCH_MODE="get", BENCH_PATHS=p_paths), args.duration, c)),
@@ -264,10 +276,9 @@ def section_thumb(args, binary, tmp, summary):
         request("PUT", f"{base}/v1/files/copy.jpg", thumb, {**AUTH, "Content-Type": headers["Content-Type"]})
         print(f"  thumbnail {len(thumb):,} bytes, made by the first request in {made_ms:.0f} ms", flush=True)
         c = args.connections
-        auth = {"BENCH_AUTH": AUTH["Authorization"]}
         results = compare("thumb", [
-            ("thumbnail (kept)", lambda: wrk(f"{base}/v1/files/photo.jpg?thumb=200x200", auth, args.duration, c, GET_LUA)),
-            ("plain download", lambda: wrk(f"{base}/v1/files/copy.jpg", auth, args.duration, c, GET_LUA)),
+            ("thumbnail (kept)", lambda: wrk(f"{base}/v1/files/photo.jpg?thumb=200x200", AUTH_ENV, args.duration, c, GET_LUA)),
+            ("plain download", lambda: wrk(f"{base}/v1/files/copy.jpg", AUTH_ENV, args.duration, c, GET_LUA)),
         ], args.rounds)
         t, d = median(results["thumbnail (kept)"]), median(results["plain download"])
         summary.append(f"| thumbnail 200x200 (kept) of a 1600x1200 JPEG, {c} connections | {t:,.0f} req/s | plain "
