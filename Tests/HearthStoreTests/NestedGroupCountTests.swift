@@ -60,23 +60,11 @@ import Testing
         let dir = TestFolders.path("hearth-nested")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let configuration = Store.Configuration(dataDirectory: dir)
-        var store = try Store(configuration: configuration)
-        try await put("items/a", #"{"cat": "a"}"#, in: store)
-        try await put("owners/o/items/b", #"{"cat": "a"}"#, in: store)
-        try await put("owners/o/notes/c", #"{"cat": "a"}"#, in: store)
-        store.close()
+        try makeDatabaseBeforeTheFieldIndex(at: configuration.databasePath, documents: [
+            ("items/a", #"{"cat": "a"}"#), ("owners/o/items/b", #"{"cat": "a"}"#), ("owners/o/notes/c", #"{"cat": "a"}"#),
+        ])
         let raw = try SQLiteConnection(path: configuration.databasePath)
-        // Back to the schema before the marks (and the dropped document indexes, field overrides, index state, import records,
-        // stored objects, outbox delivery columns, function events, push tables and session claims after them).
-        try raw.execute("""
-            DROP INDEX auth_outbox_due; ALTER TABLE auth_outbox DROP COLUMN content; ALTER TABLE auth_outbox DROP COLUMN attempts; ALTER TABLE auth_outbox DROP COLUMN next_attempt_at; ALTER TABLE auth_outbox DROP COLUMN last_error; ALTER TABLE auth_outbox DROP COLUMN dead_at;
-            DROP TABLE push_devices; DROP TABLE push_topics; DROP TABLE push_queue; ALTER TABLE auth_sessions DROP COLUMN claims; DROP TABLE function_timers; DROP TABLE function_schedules; DROP TABLE send_keys;
-            DROP TABLE function_events; DROP TABLE nested_groups; DROP TABLE field_overrides; DROP TABLE index_state; DROP TABLE imports; DROP TABLE files;
-            CREATE INDEX documents_by_parent ON documents(parent, path);
-            CREATE INDEX documents_by_group ON documents(collection_id, path); PRAGMA user_version = \(Schema.migrations.firstIndex { $0.contains("CREATE TABLE nested_groups") }!)
-            """)
-
-        store = try Store(configuration: configuration)
+        let store = try Store(configuration: configuration)
         defer { store.close() }
         #expect(try raw.scalarInt("PRAGMA user_version") == Int64(Schema.migrations.count))
         #expect(try await store.read { try $0.hasNestedCollections("items") })
