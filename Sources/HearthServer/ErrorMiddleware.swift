@@ -100,7 +100,8 @@ func malformedRequestReply(_ error: HTTPParserError) -> JSONReply {
     let detail: String
     switch error {
     case .unexpectedContentLength: detail = "Content-Length given twice, or with Transfer-Encoding"
-    case .invalidContentLength: detail = "Content-Length is not a length"
+    // Also the parser's answer to a Content-Length after Transfer-Encoding (the other order is `.unknown`).
+    case .invalidContentLength: detail = "Content-Length is not a length, or comes with Transfer-Encoding"
     case .invalidChunkSize: detail = "a chunk of the chunked body has a malformed size"
     case .invalidMethod: detail = "not a request line of a known method"
     case .invalidURL: detail = "malformed request target"

@@ -35,6 +35,11 @@ import Testing
         ("Content-Length with Transfer-Encoding: chunked",
          raw("PUT /v1/docs/refused/b HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
              + "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"), nil, 400, "Transfer-Encoding with Content-Length"),
+        ("Transfer-Encoding: chunked, then Content-Length",
+         raw("PUT /v1/docs/refused/b HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+             + "Content-Length: 2\r\n\r\n2\r\n{}\r\n0\r\n\r\n"), nil, 400, "comes with Transfer-Encoding"),
+        ("a Content-Length that is not a number", raw("PUT /v1/docs/refused/b HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                                                      + "Content-Length: abc\r\n\r\n{}"), nil, 400, "Content-Length is not a length"),
         ("a chunk size that is not a number",
          raw("PUT /v1/docs/refused/c HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
              + "zz\r\n{}\r\n0\r\n\r\n"), nil, 400, "chunk"),
